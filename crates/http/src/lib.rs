@@ -1,0 +1,2 @@
+//! twelve-http: strict, incremental HTTP/1.1 parsing and encoding, with no I/O.
+#![forbid(unsafe_code)]

@@ -1,0 +1,61 @@
+//! The `twelve` command: parses the command line and hands each subcommand to its module.
+#![forbid(unsafe_code)]
+
+mod bench;
+mod doctor;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Version line: crate version, git commit, and the CPU features the binary was built for.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("TWELVE_GIT_COMMIT"),
+    ", built for ",
+    env!("TWELVE_TARGET_FEATURES"),
+    ")"
+);
+
+/// Serve and measure HTTP at the limits of Linux.
+#[derive(Parser)]
+#[command(name = "twelve", version = VERSION, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP/1.1 server: one pinned worker per CPU, per-CPU SO_REUSEPORT listeners.
+    Serve(serve::Args),
+    /// Generate load and measure latency (HDR, corrected for coordinated omission).
+    Bench(bench::Args),
+    /// Read this host and explain which of the study's tunings apply.
+    Doctor(doctor::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Doctor(args) => doctor::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed pipe (`twelve bench | head`) is not an error (ripgrep's convention).
+            if err
+                .chain()
+                .filter_map(|e| e.downcast_ref::<std::io::Error>())
+                .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("twelve: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
