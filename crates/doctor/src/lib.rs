@@ -1,0 +1,2 @@
+//! twelve-doctor: see Cargo.toml description.
+#![forbid(unsafe_code)]

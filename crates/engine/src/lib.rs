@@ -1,0 +1,2 @@
+//! twelve-engine: see Cargo.toml description.
+#![forbid(unsafe_code)]

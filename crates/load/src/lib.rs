@@ -1,0 +1,2 @@
+//! twelve-load: see Cargo.toml description.
+#![forbid(unsafe_code)]

@@ -1,0 +1,2 @@
+//! twelve-report: see Cargo.toml description.
+#![forbid(unsafe_code)]

@@ -1,0 +1,1 @@
+//! twelve-sys: syscalls, socket options, CBPF steering, CPU affinity and topology.
