@@ -1,1 +1,8 @@
 //! twelve-sys: syscalls, socket options, CBPF steering, CPU affinity and topology.
+//!
+//! The one crate of the workspace (with the io_uring backend) where unsafe code lives; every
+//! unsafe block carries a `// SAFETY:` comment. Everything exported is safe to call.
+
+pub mod cpus;
+
+pub use cpus::{CpuList, CpuListError};
