@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# bench/client.sh - issue 4's benchmark: client CPU per request of `twelve bench` against wrk's,
+# on the same servers (nginx from ../shared/bench, and `twelve serve`), same connections and
+# duration, client pinned to CPU 1, servers to CPU 0, interleaved rounds (wrk, twelve, wrk, ...),
+# both with the server capped at 50% of a core (the server is the limit) and uncapped (the
+# client is the limit). One TSV line per run; medians in summary.md.
+#
+# Usage: bench/client.sh [OUTDIR]        (default bench/runs/<date>-client)
+# Env:   SHARED=../shared  ROUNDS=5  CONNS=256  DURATION_S=10  WARMUP_S=2  PORT=8090
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SHARED=${SHARED:-$ROOT/../shared}/bench
+OUT=${1:-$ROOT/bench/runs/$(date +%F)-client}
+ROUNDS=${ROUNDS:-5}; CONNS=${CONNS:-256}; DURATION_S=${DURATION_S:-10}; WARMUP_S=${WARMUP_S:-2}
+PORT=${PORT:-8090}
+mkdir -p "$OUT/raw"
+
+(cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
+BIN="$ROOT/target/bench-bin/twelve"
+
+SRV_PID=
+cleanup() {
+  "$SHARED/cpu-quota.sh" off "$PORT" 8081 >/dev/null 2>&1 || true
+  [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null || true
+  "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+ulimit -n "$(ulimit -Hn)"
+taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/twelve-serve.log" 2>&1 &
+SRV_PID=$!
+SERVER_CPU=0 "$SHARED/start-peers.sh" nginx > "$OUT/raw/peers.log"
+for p in "$PORT" 8081; do
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$p/json" >/dev/null && break; sleep 0.2; done
+done
+
+HDRS=(-H 'Host: localhost' -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7')
+# Prints "requests rps"; the caller's `time` gives the client's own user and system CPU.
+run_wrk() {
+  local f=$2
+  taskset -c 1 wrk -t1 -c"$CONNS" -d"${WARMUP_S}s" "${HDRS[@]}" "$1" > /dev/null 2>&1 || true
+  TIMEFORMAT='%U %S %R'
+  { time taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION_S}s" --timeout 5s "${HDRS[@]}" "$1" > "$f" 2>&1; } 2> "$f.time"
+  echo "$(awk '/requests in/{print $1}' "$f") $(awk '/^Requests\/sec/{print $2}' "$f")"
+}
+run_twelve() {
+  local f=$2
+  TIMEFORMAT='%U %S %R'
+  { time "$BIN" bench "$1" --cpus 1 -t1 -c"$CONNS" -d"${DURATION_S}s" --warmup "${WARMUP_S}s" --timeout 5s "${HDRS[@]}" --json > "$f" 2> "$f.err"; } 2> "$f.time"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["requests"], d["rps"])' "$f"
+}
+
+{
+  echo "# twelve bench vs wrk: client CPU per request"
+  echo
+  echo "- date: $(date -u +%FT%TZ)"
+  echo "- twelve: $("$BIN" --version)"
+  echo "- commit: $(cd "$ROOT" && git rev-parse --short=12 HEAD)"
+  echo "- kernel: $(uname -r); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  echo "- pinning: servers on CPU 0 (one worker), client on CPU 1; -t1 -c$CONNS, ${DURATION_S}s measured after ${WARMUP_S}s warm-up"
+  echo "- command: \`bench/client.sh\` (ROUNDS=$ROUNDS)"
+  echo "- client CPU is user+sys of the client process from bash \`time\`, which includes the warm-up"
+  echo "  for twelve bench (same process) and not for wrk (separate warm-up run); per-request CPU"
+  echo "  divides by measured requests only, so twelve bench is charged for its warm-up."
+} > "$OUT/README.md"
+
+TSV="$OUT/runs.tsv"
+echo -e "mode\tserver\tclient\tround\trequests\trps\tuser_s\tsys_s\twall_s\tcpu_us_per_req" > "$TSV"
+for mode in capped uncapped; do
+  if [ $mode = capped ]; then "$SHARED/cpu-quota.sh" 50 "$PORT" 8081 > "$OUT/raw/quota.log"; fi
+  for ((r = 1; r <= ROUNDS; r++)); do
+    for srv in "nginx=8081" "twelve=$PORT"; do
+      name=${srv%%=*}; port=${srv##*=}; url="http://127.0.0.1:$port/json"
+      for client in wrk twelve; do
+        f="$OUT/raw/$mode-$name-$client-$r.out"
+        read -r reqs rps < <(run_$client "$url" "$f")
+        read -r u s w < "$f.time"
+        cpu=$(awk -v u="$u" -v s="$s" -v n="$reqs" 'BEGIN{printf "%.3f", 1e6*(u+s)/n}')
+        echo -e "$mode\t$name\t$client\t$r\t$reqs\t$rps\t$u\t$s\t$w\t$cpu" >> "$TSV"
+        sleep 1
+      done
+    done
+  done
+  if [ $mode = capped ]; then "$SHARED/cpu-quota.sh" off "$PORT" 8081 >> "$OUT/raw/quota.log"; fi
+done
+
+python3 - "$TSV" <<'PY' > "$OUT/summary.md"
+import csv, sys, statistics as st
+rs = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
+def med(xs): return st.median(xs)
+print("| mode | server | client | runs | req/s median (min-max) | client CPU µs/req median (min-max) |")
+print("|---|---|---|---|---|---|")
+g = {}
+for r in rs: g.setdefault((r['mode'], r['server'], r['client']), []).append(r)
+for k, v in g.items():
+    rps = [float(r['rps']) for r in v]; cpu = [float(r['cpu_us_per_req']) for r in v]
+    print(f"| {k[0]} | {k[1]} | {k[2]} | {len(v)} | {med(rps):,.0f} ({min(rps):,.0f}-{max(rps):,.0f}) | {med(cpu):.2f} ({min(cpu):.2f}-{max(cpu):.2f}) |")
+print()
+for mode in ('capped', 'uncapped'):
+    for srv in ('nginx', 'twelve'):
+        w, t = g.get((mode, srv, 'wrk')), g.get((mode, srv, 'twelve'))
+        if not w or not t: continue
+        # pair by round: the runs were interleaved, so round r of each side saw the same noise
+        cpu = med([float(b['cpu_us_per_req']) / float(a['cpu_us_per_req']) for a, b in zip(w, t)])
+        rps = med([float(b['rps']) / float(a['rps']) for a, b in zip(w, t)])
+        print(f"- {mode}, {srv}: twelve/wrk client CPU per request {cpu:.3f}, req/s {rps:.3f} (median of per-round ratios)")
+PY
+cat "$OUT/summary.md"
