@@ -1,0 +1,237 @@
+//! Listening sockets for per-CPU workers: SO_REUSEPORT groups, CPU steering (SO_INCOMING_CPU or
+//! the CPU-index classic-BPF program), SO_BUSY_POLL, and the kernel's accept-queue limit.
+//!
+//! The safe parts go through rustix; the two socket options rustix does not wrap
+//! (`SO_ATTACH_REUSEPORT_CBPF`, `SO_BUSY_POLL`) are set with libc in small documented unsafe
+//! blocks. Every socket is created `CLOEXEC` (see ../../../shared/spec/restart.md: a leaked
+//! connection fd in a later generation keeps that connection open forever) and non-blocking.
+
+use rustix::net::{self, AddressFamily, SocketFlags, SocketType, sockopt};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+
+/// `SO_BUSY_POLL` from `<asm-generic/socket.h>` (x86, arm, riscv share the generic value).
+const SO_BUSY_POLL: libc::c_int = 46;
+/// `SO_ATTACH_REUSEPORT_CBPF` from `<asm-generic/socket.h>`.
+const SO_ATTACH_REUSEPORT_CBPF: libc::c_int = 51;
+
+/// How one listener of a reuseport group is created.
+#[derive(Clone, Copy, Debug)]
+pub struct ListenerOptions {
+    /// `listen(2)` backlog; the kernel caps it at `net.core.somaxconn`.
+    pub backlog: u32,
+    /// `SO_INCOMING_CPU` preference: the kernel prefers this listener for connections whose
+    /// packets were received on that CPU (net/core/sock_reuseport.c, `reuseport_select_sock`
+    /// → `inet_lhash2_lookup` scoring, `compute_score` adds 1 for a matching `sk_incoming_cpu`).
+    pub incoming_cpu: Option<u32>,
+    /// `SO_BUSY_POLL` microseconds, inherited by accepted sockets. Needs a NAPI ID, so it does
+    /// nothing on loopback (kernel-facts.md, "Busy polling and interrupts").
+    pub busy_poll_us: Option<u32>,
+}
+
+/// Creates a non-blocking, close-on-exec TCP listener with `SO_REUSEADDR` and `SO_REUSEPORT`,
+/// bound to `addr` and listening.
+///
+/// IPv6 listeners are `IPV6_V6ONLY`, so `[::]:80` and `0.0.0.0:80` can be listed together.
+pub fn reuseport_listener(addr: SocketAddr, opts: &ListenerOptions) -> io::Result<OwnedFd> {
+    let family = match addr {
+        SocketAddr::V4(_) => AddressFamily::INET,
+        SocketAddr::V6(_) => AddressFamily::INET6,
+    };
+    let fd = net::socket_with(
+        family,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )?;
+    sockopt::set_socket_reuseaddr(&fd, true)?;
+    sockopt::set_socket_reuseport(&fd, true)?;
+    if addr.is_ipv6() {
+        sockopt::set_ipv6_v6only(&fd, true)?;
+    }
+    if let Some(cpu) = opts.incoming_cpu {
+        sockopt::set_socket_incoming_cpu(&fd, cpu)?;
+    }
+    if let Some(us) = opts.busy_poll_us {
+        set_busy_poll(fd.as_fd(), us)?;
+    }
+    net::bind(&fd, &addr)?;
+    let backlog = i32::try_from(opts.backlog).unwrap_or(i32::MAX);
+    net::listen(&fd, backlog)?;
+    Ok(fd)
+}
+
+/// The local address a socket is bound to (`getsockname(2)`), for listeners bound to port 0.
+pub fn local_addr(fd: BorrowedFd<'_>) -> io::Result<SocketAddr> {
+    let addr = net::getsockname(fd)?;
+    SocketAddr::try_from(addr).map_err(|_| io::Error::other("not an IP socket address"))
+}
+
+/// The CPU that last processed the socket's incoming packets (`SO_INCOMING_CPU` read back).
+///
+/// On an accepted socket this is the receiving CPU, which the steering test compares with the
+/// CPU of the worker that accepted it.
+pub fn incoming_cpu(fd: BorrowedFd<'_>) -> io::Result<u32> {
+    Ok(sockopt::socket_incoming_cpu(fd)?)
+}
+
+/// Sets `SO_BUSY_POLL` (microseconds to busy-poll the device queue on a blocking read or, for
+/// epoll, when every socket of the instance shares one NAPI ID). Any value is allowed without
+/// privileges (kernel-facts.md).
+pub fn set_busy_poll(fd: BorrowedFd<'_>, usecs: u32) -> io::Result<()> {
+    let value = libc::c_int::try_from(usecs).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `fd` is a live descriptor borrowed for the call; the option value points at a
+    // local `c_int` whose size is passed as the length, as SO_BUSY_POLL expects (socket(7)).
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_BUSY_POLL,
+            (&raw const value).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Attaches the study's two-instruction classic-BPF program to a reuseport listener: it returns
+/// the number of the CPU that received the packet, and the kernel uses that number as an index
+/// into the reuseport group (net/core/sock_reuseport.c, `run_bpf_filter`).
+///
+/// Only correct while the group is never re-created: the index is the position in which each
+/// listener joined, and closing and re-creating one listener reorders the group, after which
+/// CPU 0's connections went to CPU 1's listener (kernel-facts.md, 40 of 40). The program is a
+/// property of the group, so attaching it to any one member (after `listen`) steers all of
+/// them; listener *i* must be created *i*-th and be the listener of CPU *i*'s worker, and the
+/// group must hold one listener per online CPU from 0 upwards, or an index out of range makes
+/// the kernel fall back to its hash. An attached program takes precedence over
+/// `SO_INCOMING_CPU`.
+pub fn attach_reuseport_cpu_cbpf(fd: BorrowedFd<'_>) -> io::Result<()> {
+    // A = ancillary "current CPU" (SKF_AD_OFF + SKF_AD_CPU); return A.
+    let mut code = [
+        libc::sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: (libc::SKF_AD_OFF + libc::SKF_AD_CPU) as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_A) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+    ];
+    let prog = libc::sock_fprog {
+        len: code.len() as u16,
+        filter: code.as_mut_ptr(),
+    };
+    // SAFETY: `fd` is live for the call; `prog` points at `code`, an array of `len` valid
+    // `sock_filter`s that outlives the call (the kernel copies the program before returning);
+    // the length passed is the size of the `sock_fprog` struct, as SO_ATTACH_FILTER-style
+    // options expect (socket(7), SO_ATTACH_REUSEPORT_CBPF).
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_ATTACH_REUSEPORT_CBPF,
+            (&raw const prog).cast(),
+            size_of::<libc::sock_fprog>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `net.core.somaxconn`, the cap on every listen backlog (4096 by default since Linux 5.4);
+/// 4096 when procfs cannot be read.
+pub fn somaxconn() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(4096)
+}
+
+/// Raises the soft `RLIMIT_NOFILE` to the hard limit and returns the new soft limit.
+///
+/// Every connection is a descriptor; the default soft limit of 1024 is far below what one
+/// worker serves.
+pub fn raise_nofile_limit() -> io::Result<u64> {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut lim = getrlimit(Resource::Nofile);
+    if lim.current != lim.maximum {
+        lim.current = lim.maximum;
+        setrlimit(Resource::Nofile, lim.clone())?;
+    }
+    Ok(lim.current.unwrap_or(u64::MAX))
+}
+
+/// The soft `RLIMIT_NOFILE` (`None` for unlimited).
+pub fn nofile_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile).current
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, TcpStream};
+
+    fn opts() -> ListenerOptions {
+        ListenerOptions {
+            backlog: 16,
+            incoming_cpu: Some(0),
+            busy_poll_us: Some(50),
+        }
+    }
+
+    #[test]
+    fn listener_accepts_a_connection() {
+        let fd = reuseport_listener((Ipv4Addr::LOCALHOST, 0).into(), &opts()).unwrap();
+        let addr = local_addr(fd.as_fd()).unwrap();
+        let _c = TcpStream::connect(addr).unwrap();
+        let conn = loop {
+            match net::accept_with(&fd, SocketFlags::CLOEXEC) {
+                Ok(c) => break c,
+                Err(rustix::io::Errno::AGAIN) => std::thread::yield_now(),
+                Err(e) => panic!("{e}"),
+            }
+        };
+        assert!(incoming_cpu(conn.as_fd()).is_ok());
+    }
+
+    #[test]
+    fn two_listeners_share_a_port() {
+        let a = reuseport_listener((Ipv4Addr::LOCALHOST, 0).into(), &opts()).unwrap();
+        let addr = local_addr(a.as_fd()).unwrap();
+        let b = reuseport_listener(addr, &opts()).unwrap();
+        assert_eq!(local_addr(b.as_fd()).unwrap(), addr);
+    }
+
+    #[test]
+    fn cbpf_program_attaches() {
+        let a = reuseport_listener((Ipv4Addr::LOCALHOST, 0).into(), &opts()).unwrap();
+        attach_reuseport_cpu_cbpf(a.as_fd()).unwrap();
+    }
+
+    #[test]
+    fn ipv6_listener_binds_when_ipv6_is_available() {
+        match reuseport_listener("[::1]:0".parse().unwrap(), &opts()) {
+            Ok(fd) => assert!(local_addr(fd.as_fd()).unwrap().is_ipv6()),
+            Err(e) => eprintln!("skipped: no IPv6 loopback here ({e})"),
+        }
+    }
+
+    #[test]
+    fn nofile_limit_can_be_raised_to_the_hard_limit() {
+        let n = raise_nofile_limit().unwrap();
+        assert_eq!(nofile_limit().unwrap_or(u64::MAX), n);
+    }
+}
