@@ -169,7 +169,7 @@ pub fn raise_nofile_limit() -> io::Result<u64> {
     let mut lim = getrlimit(Resource::Nofile);
     if lim.current != lim.maximum {
         lim.current = lim.maximum;
-        setrlimit(Resource::Nofile, lim.clone())?;
+        setrlimit(Resource::Nofile, lim)?;
     }
     Ok(lim.current.unwrap_or(u64::MAX))
 }
