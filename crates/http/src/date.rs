@@ -1,0 +1,111 @@
+//! The `Date` header value: IMF-fixdate (RFC 9110 §5.6.7), formatted at most once per second
+//! per thread and copied from a thread-local cache otherwise.
+
+use std::cell::Cell;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Length of an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+pub const DATE_LEN: usize = 29;
+
+const DAYS: [&[u8; 3]; 7] = [b"Sun", b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat"];
+const MONTHS: [&[u8; 3]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+
+/// Formats seconds since the Unix epoch as an IMF-fixdate (RFC 9110 §5.6.7):
+/// `IMF-fixdate = day-name "," SP date1 SP time-of-day SP GMT`. Years past 9999 print as 9999.
+pub fn format_imf_fixdate(unix_secs: u64) -> [u8; DATE_LEN] {
+    let days = unix_secs / 86_400;
+    let secs = unix_secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    let year = year.min(9999);
+    let mut out = *b"Thu, 01 Jan 1970 00:00:00 GMT";
+    // 1970-01-01 was a Thursday.
+    out[..3].copy_from_slice(DAYS[((days + 4) % 7) as usize]);
+    put2(&mut out[5..7], day);
+    out[8..11].copy_from_slice(MONTHS[(month - 1) as usize]);
+    put2(&mut out[12..14], year / 100);
+    put2(&mut out[14..16], year % 100);
+    put2(&mut out[17..19], secs / 3600);
+    put2(&mut out[20..22], secs / 60 % 60);
+    put2(&mut out[23..25], secs % 60);
+    out
+}
+
+fn put2(out: &mut [u8], n: u64) {
+    out[0] = b'0' + (n / 10 % 10) as u8;
+    out[1] = b'0' + (n % 10) as u8;
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar, after
+/// Howard Hinnant's `civil_from_days` (<https://howardhinnant.github.io/date_algorithms.html>).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+thread_local! {
+    /// (second it was formatted for, the value); `u64::MAX` means "never formatted".
+    static CACHE: Cell<(u64, [u8; DATE_LEN])> = const { Cell::new((u64::MAX, [0; DATE_LEN])) };
+}
+
+/// The current IMF-fixdate from this thread's cache, reformatted only when the second changed.
+/// Reading the clock is a vDSO call; formatting happens at most once per second per thread.
+pub(crate) fn now() -> [u8; DATE_LEN] {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    CACHE.with(|cache| {
+        let (cached_secs, value) = cache.get();
+        if cached_secs == secs {
+            return value;
+        }
+        let value = format_imf_fixdate(secs);
+        cache.set((secs, value));
+        value
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! fixdate {
+        ($($name:ident: $secs:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                assert_eq!(std::str::from_utf8(&format_imf_fixdate($secs)).unwrap(), $want);
+            }
+        )*};
+    }
+
+    fixdate! {
+        fixdate_epoch: 0 => "Thu, 01 Jan 1970 00:00:00 GMT";
+        fixdate_rfc_example: 784_111_777 => "Sun, 06 Nov 1994 08:49:37 GMT";
+        fixdate_leap_day: 951_782_400 => "Tue, 29 Feb 2000 00:00:00 GMT";
+        fixdate_end_of_2099: 4_102_444_799 => "Thu, 31 Dec 2099 23:59:59 GMT";
+        fixdate_y2038: 2_147_483_648 => "Tue, 19 Jan 2038 03:14:08 GMT";
+    }
+
+    #[test]
+    fn cached_date_matches_the_clock() {
+        let secs = || {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+        };
+        let before = secs();
+        let d = now();
+        let after = secs();
+        assert!((before..=after).any(|s| format_imf_fixdate(s) == d));
+    }
+}

@@ -1,0 +1,179 @@
+//! Response encoding into a caller-owned `Vec<u8>`: status line, `Server`, `Date`,
+//! `Content-Type`, `Content-Length`, `Connection`, extra fields, body. Once the buffer has
+//! grown to the size of the largest response, encoding allocates nothing.
+
+use crate::date;
+use crate::request::{Request, Version};
+
+/// What the response says about the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connection {
+    /// Persistent by default (HTTP/1.1): no `Connection` field is written.
+    Default,
+    /// `Connection: keep-alive`: an HTTP/1.0 client asked to keep the connection (§9.3).
+    KeepAlive,
+    /// `Connection: close`: the server closes after this response (§9.6).
+    Close,
+}
+
+impl Connection {
+    /// The `Connection` answer for a request: close unless it may persist, and say
+    /// keep-alive explicitly to an HTTP/1.0 client that asked for it.
+    pub fn for_request(request: &Request<'_, '_>) -> Connection {
+        match (request.keep_alive, request.version) {
+            (false, _) => Connection::Close,
+            (true, Version::Http10) => Connection::KeepAlive,
+            (true, Version::Http11) => Connection::Default,
+        }
+    }
+}
+
+/// A response head to encode with [`encode_head`].
+#[derive(Debug, Clone, Copy)]
+pub struct ResponseHead<'a> {
+    /// The status code, 100 to 999.
+    pub status: u16,
+    /// The `Content-Type` value, if any.
+    pub content_type: Option<&'a str>,
+    /// The `Content-Length` value, if any. Never written for 1xx and 204 (RFC 9110 §8.6).
+    pub content_length: Option<u64>,
+    /// The `Connection` field.
+    pub connection: Connection,
+    /// Further fields, written in order after the standard ones (`Last-Modified`, `Allow`, ...).
+    pub extra_headers: &'a [(&'a str, &'a [u8])],
+}
+
+/// Appends a complete response to `out`: the head with `Content-Length: body.len()`, then the
+/// body. For HEAD requests use [`encode_head`] with the length the GET body would have.
+pub fn encode_response(
+    out: &mut Vec<u8>,
+    status: u16,
+    content_type: &str,
+    connection: Connection,
+    body: &[u8],
+) {
+    encode_head(
+        out,
+        &ResponseHead {
+            status,
+            content_type: Some(content_type),
+            content_length: Some(body.len() as u64),
+            connection,
+            extra_headers: &[],
+        },
+    );
+    out.extend_from_slice(body);
+}
+
+/// Appends a response head (ending with the empty line) to `out`: for HEAD responses, and for
+/// bodies sent separately (sendfile).
+pub fn encode_head(out: &mut Vec<u8>, head: &ResponseHead<'_>) {
+    out.extend_from_slice(b"HTTP/1.1 ");
+    let mut digits = itoa::Buffer::new();
+    out.extend_from_slice(digits.format(head.status).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(reason_phrase(head.status).as_bytes());
+    // RFC 9110 §6.6.1: an origin server with a clock MUST send Date.
+    out.extend_from_slice(b"\r\nServer: twelve\r\nDate: ");
+    out.extend_from_slice(&date::now());
+    out.extend_from_slice(b"\r\n");
+    if let Some(content_type) = head.content_type {
+        out.extend_from_slice(b"Content-Type: ");
+        out.extend_from_slice(content_type.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    let no_length = head.status < 200 || head.status == 204;
+    if let (Some(length), false) = (head.content_length, no_length) {
+        out.extend_from_slice(b"Content-Length: ");
+        out.extend_from_slice(digits.format(length).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    match head.connection {
+        Connection::Default => {}
+        Connection::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
+        Connection::Close => out.extend_from_slice(b"Connection: close\r\n"),
+    }
+    for (name, value) in head.extra_headers {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends an error response for `status` (a [`ParseError::status`](crate::ParseError::status)
+/// or any other code): `Connection: close` and a short text body delimited by Content-Length,
+/// so the client can read it whole before the server closes.
+pub fn encode_error(out: &mut Vec<u8>, status: u16) {
+    let reason = reason_phrase(status);
+    let mut digits = itoa::Buffer::new();
+    let code = digits.format(status);
+    let body_len = code.len() + 1 + reason.len() + 1;
+    encode_head(
+        out,
+        &ResponseHead {
+            status,
+            content_type: Some("text/plain; charset=utf-8"),
+            content_length: Some(body_len as u64),
+            connection: Connection::Close,
+            extra_headers: &[],
+        },
+    );
+    out.extend_from_slice(code.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(reason.as_bytes());
+    out.push(b'\n');
+}
+
+/// Appends the interim `100 Continue` response (RFC 9110 §15.2.1); never send it to an
+/// HTTP/1.0 client.
+pub fn encode_continue(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+}
+
+/// The reason phrase for a status code (RFC 9110 §15), or `Unknown` for codes it lacks.
+pub fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Content Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        422 => "Unprocessable Content",
+        426 => "Upgrade Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        _ => "Unknown",
+    }
+}

@@ -1,0 +1,173 @@
+//! The fields that decide framing and routing: Host, Content-Length, Transfer-Encoding,
+//! Connection and Expect (RFC 9112 §3.2, §6, §9; RFC 9110 §7.2, §8.6, §10.1.1).
+
+use crate::error::ParseError;
+use crate::limits::Limits;
+use crate::request::{BodyFraming, Header, Version};
+use crate::scan::{is_tchar, is_valid_authority, trim_ows};
+
+/// What the head's fields say about the message.
+pub(crate) struct Fields<'b> {
+    pub(crate) host: Option<&'b str>,
+    pub(crate) framing: BodyFraming,
+    pub(crate) keep_alive: bool,
+    pub(crate) expect_continue: bool,
+}
+
+/// Transfer-Encoding as read so far, across all of its field lines (a list may be split over
+/// several lines, RFC 9110 §5.3).
+#[derive(Default)]
+struct Codings {
+    present: bool,
+    chunked: bool,
+    unknown: bool,
+}
+
+/// Interprets the framing and routing fields of a parsed head.
+pub(crate) fn interpret<'b>(
+    headers: &[Header<'b>],
+    version: Version,
+    limits: &Limits,
+) -> Result<Fields<'b>, ParseError> {
+    let mut host: Option<&'b str> = None;
+    let mut length: Option<u64> = None;
+    let mut te = Codings::default();
+    let mut close = false;
+    let mut keep_alive = false;
+    let mut expect_continue = false;
+    for h in headers {
+        // Dispatch on the length first: most fields are none of these five.
+        let name = h.name;
+        match name.len() {
+            4 if name.eq_ignore_ascii_case("host") => {
+                if host.is_some() {
+                    return Err(ParseError::DuplicateHost);
+                }
+                host = Some(parse_host(h.value)?);
+            }
+            6 if name.eq_ignore_ascii_case("expect") => {
+                // The only expectation defined; others are ignored (417 is optional, §10.1.1).
+                expect_continue |= h.value.eq_ignore_ascii_case(b"100-continue");
+            }
+            10 if name.eq_ignore_ascii_case("connection") => {
+                for option in h.value.split(|&b| b == b',') {
+                    let option = trim_ows(option);
+                    close |= option.eq_ignore_ascii_case(b"close");
+                    keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
+                }
+            }
+            14 if name.eq_ignore_ascii_case("content-length") => {
+                // Project choice: a second Content-Length, even an identical one, is rejected
+                // rather than collapsed (RFC 9110 §8.6 allows either).
+                if length.is_some() || h.value.contains(&b',') {
+                    return Err(ParseError::DuplicateContentLength);
+                }
+                length = Some(parse_content_length(h.value)?);
+            }
+            17 if name.eq_ignore_ascii_case("transfer-encoding") => {
+                te.add_line(h.value)?;
+            }
+            _ => {}
+        }
+    }
+    if version == Version::Http11 && host.is_none() {
+        // RFC 9112 §3.2: MUST 400 an HTTP/1.1 request without Host.
+        return Err(ParseError::MissingHost);
+    }
+    let framing = if te.present {
+        // §6.1: TE in HTTP/1.0 means faulty framing; nginx answers 400, and so do we.
+        if version == Version::Http10 {
+            return Err(ParseError::TransferEncodingInHttp10);
+        }
+        // §6.1 allows processing by TE; the project rejects TE with CL (smuggling vector).
+        if length.is_some() {
+            return Err(ParseError::TransferEncodingWithContentLength);
+        }
+        if te.unknown {
+            return Err(ParseError::UnknownTransferCoding);
+        }
+        if !te.chunked {
+            // An empty Transfer-Encoding value: nothing valid was listed.
+            return Err(ParseError::InvalidTransferEncoding);
+        }
+        BodyFraming::Chunked
+    } else {
+        match length {
+            Some(n) if n > limits.body_bytes => return Err(ParseError::BodyTooLarge),
+            Some(n) => BodyFraming::Length(n),
+            None => BodyFraming::None,
+        }
+    };
+    Ok(Fields {
+        host,
+        framing,
+        keep_alive: !close && (version == Version::Http11 || keep_alive),
+        expect_continue: expect_continue && version == Version::Http11,
+    })
+}
+
+/// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2).
+fn parse_host(value: &[u8]) -> Result<&str, ParseError> {
+    if !is_valid_authority(value, true) {
+        return Err(ParseError::InvalidHost);
+    }
+    std::str::from_utf8(value).map_err(|_| ParseError::InvalidHost)
+}
+
+/// `Content-Length = 1*DIGIT` (RFC 9110 §8.6): no sign, no hex, no space, no empty value;
+/// leading zeros are decimal (`0005` is 5); a value over u64 is an error, never a wrap.
+fn parse_content_length(value: &[u8]) -> Result<u64, ParseError> {
+    if value.is_empty() {
+        return Err(ParseError::InvalidContentLength);
+    }
+    let mut n: u64 = 0;
+    for &b in value {
+        if !b.is_ascii_digit() {
+            return Err(ParseError::InvalidContentLength);
+        }
+        n = n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(b - b'0')))
+            .ok_or(ParseError::InvalidContentLength)?;
+    }
+    Ok(n)
+}
+
+impl Codings {
+    /// Reads one Transfer-Encoding line: `#transfer-coding`, `transfer-coding = token *( OWS
+    /// ";" OWS transfer-parameter )` (RFC 9110 §10.1.4).
+    fn add_line(&mut self, value: &[u8]) -> Result<(), ParseError> {
+        self.present = true;
+        for element in value.split(|&b| b == b',') {
+            // Project choice: an empty list element (`, chunked`) is an error, not ignored
+            // (RFC 9110 §5.6.1 would ignore it): every TE oddity is a smuggling suspect.
+            let element = trim_ows(element);
+            let (coding, has_params) = match element.iter().position(|&b| b == b';') {
+                Some(p) => (trim_ows(&element[..p]), true),
+                None => (element, false),
+            };
+            if coding.is_empty() || !coding.iter().all(|&b| is_tchar(b)) {
+                return Err(ParseError::InvalidTransferEncoding);
+            }
+            // §6.3: chunked must be the final coding, so nothing may follow it.
+            if self.chunked {
+                return Err(if coding.eq_ignore_ascii_case(b"chunked") {
+                    ParseError::ChunkedTwice
+                } else {
+                    ParseError::ChunkedNotFinal
+                });
+            }
+            if coding.eq_ignore_ascii_case(b"chunked") {
+                if has_params {
+                    // §7: chunked has no parameters; SHOULD treat them as an error.
+                    return Err(ParseError::ChunkedWithParameters);
+                }
+                self.chunked = true;
+            } else {
+                // gzip, identity, x-chunked, ...: we decode none of them (§6.1: 501 SHOULD).
+                self.unknown = true;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,176 @@
+//! Byte-class tables for the scanners, each quoting the grammar it encodes.
+
+/// One bit per byte class, so a single table lookup answers "is this byte allowed here".
+const TCHAR: u8 = 1;
+const VALUE: u8 = 2;
+const TARGET: u8 = 4;
+const REG_NAME: u8 = 8;
+
+/// `tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|"
+///        / "~" / DIGIT / ALPHA` (RFC 9110 §5.6.2).
+const TCHAR_PUNCT: &[u8] = b"!#$%&'*+-.^_`|~";
+/// Request-target bytes (RFC 3986 §2, §3.3, §3.4 via RFC 9112 §3.2): `unreserved / pct-encoded
+/// / sub-delims / ":" / "@" / "/" / "?"`, plus `[` `]` for IP-literals in absolute-form.
+/// Not allowed: SP, CTLs, DEL, `"` `#` `<` `>` `\` `^` `` ` `` `{` `|` `}` and bytes ≥ 0x80;
+/// a fragment (`#`) is never sent in a request-target (RFC 9112 §3.2).
+const TARGET_PUNCT: &[u8] = b"-._~%!$&'()*+,;=:@/?[]";
+/// `reg-name = *( unreserved / pct-encoded / sub-delims )` (RFC 3986 §3.2.2).
+const REG_NAME_PUNCT: &[u8] = b"-._~%!$&'()*+,;=";
+
+const fn contains(set: &[u8], b: u8) -> bool {
+    let mut i = 0;
+    while i < set.len() {
+        if set[i] == b {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+const fn build() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let alnum = b.is_ascii_alphanumeric();
+        let mut c = 0;
+        if alnum || contains(TCHAR_PUNCT, b) {
+            c |= TCHAR;
+        }
+        // field-value = *field-content; field-vchar = VCHAR / obs-text; SP and HTAB inside
+        // (RFC 9110 §5.5). CR, LF, NUL and the other CTLs and DEL are rejected.
+        if b == b'\t' || (b >= 0x20 && b != 0x7f) {
+            c |= VALUE;
+        }
+        if alnum || contains(TARGET_PUNCT, b) {
+            c |= TARGET;
+        }
+        if alnum || contains(REG_NAME_PUNCT, b) {
+            c |= REG_NAME;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+}
+
+static CLASS: [u8; 256] = build();
+
+/// `true` for a `tchar`.
+#[inline(always)]
+pub(crate) fn is_tchar(b: u8) -> bool {
+    CLASS[b as usize] & TCHAR != 0
+}
+
+/// `true` for a byte allowed inside a field value: HTAB, SP, VCHAR, obs-text.
+#[inline(always)]
+pub(crate) fn is_value(b: u8) -> bool {
+    CLASS[b as usize] & VALUE != 0
+}
+
+/// `true` for a byte allowed in a request-target.
+#[inline(always)]
+pub(crate) fn is_target(b: u8) -> bool {
+    CLASS[b as usize] & TARGET != 0
+}
+
+/// `true` for a byte allowed in a reg-name (or an IPv4 address).
+#[inline(always)]
+pub(crate) fn is_reg_name(b: u8) -> bool {
+    CLASS[b as usize] & REG_NAME != 0
+}
+
+/// Strips optional whitespace (`OWS = *( SP / HTAB )`, RFC 9110 §5.6.3) from both ends. Only SP
+/// and HTAB: never 0x0B, 0x0C, 0x85 or 0xA0, which would let `\xa0chunked` mean chunked.
+pub(crate) fn trim_ows(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+/// Validates `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): an IP-literal in
+/// brackets or a reg-name (which covers IPv4), then an optional port of at most 65535.
+/// `allow_empty` is for the Host field, whose host may be empty (RFC 9112 §3.2).
+pub(crate) fn is_valid_authority(s: &[u8], allow_empty: bool) -> bool {
+    let (host, port) = if let [b'[', rest @ ..] = s {
+        let Some(close) = rest.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        let literal = &rest[..close];
+        // IPv6address / IPvFuture: hex digits, colons, dots, and `v` with its unreserved tail.
+        if literal.is_empty()
+            || !literal
+                .iter()
+                .all(|&b| b.is_ascii_hexdigit() || b == b':' || b == b'.' || b == b'v')
+        {
+            return false;
+        }
+        match &rest[close + 1..] {
+            [] => (literal, None),
+            [b':', port @ ..] => (literal, Some(port)),
+            _ => return false,
+        }
+    } else {
+        let end = s.iter().position(|&b| b == b':').unwrap_or(s.len());
+        let host = &s[..end];
+        if !host.iter().all(|&b| is_reg_name(b)) {
+            return false;
+        }
+        if host.is_empty() && !allow_empty {
+            return false;
+        }
+        (host, s.get(end + 1..).filter(|_| end < s.len()))
+    };
+    let _ = host;
+    match port {
+        None => true,
+        // port = *DIGIT (RFC 3986 §3.2.3); a port over 65535 cannot be meant.
+        Some(p) => {
+            p.len() <= 5
+                && p.iter().all(u8::is_ascii_digit)
+                && p.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65535
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! authority {
+        ($($name:ident: $input:expr, $empty_ok:expr => $ok:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                assert_eq!(is_valid_authority($input, $empty_ok), $ok);
+            }
+        )*};
+    }
+
+    authority! {
+        authority_plain: b"a", false => true;
+        authority_with_port: b"example.com:8080", false => true;
+        authority_empty_port: b"a:", false => true;
+        authority_port_too_big: b"a:99999", false => false;
+        authority_port_65535: b"a:65535", false => true;
+        authority_port_65536: b"a:65536", false => false;
+        authority_space: b"a b", false => false;
+        authority_userinfo: b"u@a", false => false;
+        authority_slash: b"a/b", false => false;
+        authority_ipv6: b"[::1]:80", false => true;
+        authority_ipv6_unclosed: b"[::1", false => false;
+        authority_ipv6_junk_after: b"[::1]x", false => false;
+        authority_empty_host_field: b"", true => true;
+        authority_empty_target: b"", false => false;
+        authority_port_not_digits: b"a:8x", false => false;
+    }
+
+    #[test]
+    fn trim_ows_keeps_nbsp() {
+        assert_eq!(trim_ows(b" \t\xa0chunked\xa0 "), b"\xa0chunked\xa0");
+    }
+}

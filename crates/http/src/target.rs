@@ -1,0 +1,92 @@
+//! Request-target forms (RFC 9112 §3.2): origin, absolute, authority and asterisk, and which
+//! method may use which.
+
+use crate::error::ParseError;
+use crate::request::Method;
+use crate::scan::is_valid_authority;
+
+/// A request-target split into its parts.
+pub(crate) struct Form<'b> {
+    pub(crate) path: &'b str,
+    pub(crate) query: Option<&'b str>,
+    /// The authority named by an absolute-form or authority-form target.
+    pub(crate) authority: Option<&'b str>,
+}
+
+/// Splits a request-target (whose bytes the scanner already checked) by form.
+///
+/// - origin-form `absolute-path [ "?" query ]`: any method but CONNECT.
+/// - absolute-form `http://authority/path?query`: servers MUST accept it, and its authority
+///   replaces the Host field (§3.2.2). Only `http` and `https`; userinfo (`u@a`) is rejected,
+///   as RFC 9110 §4.2.4 asks recipients to treat it as an error.
+/// - authority-form `host:port`: only, and always, for CONNECT (§3.2.3).
+/// - asterisk-form `*`: only for OPTIONS (§3.2.4).
+pub(crate) fn split(method: Method, target: &str) -> Result<Form<'_>, ParseError> {
+    if method == Method::Connect {
+        // authority-form = uri-host ":" port, the port required.
+        let b = target.as_bytes();
+        let has_port = b
+            .iter()
+            .rposition(|&c| c == b':')
+            .is_some_and(|p| p + 1 < b.len());
+        if !has_port || target.starts_with('/') || !is_valid_authority(b, false) {
+            return Err(ParseError::TargetFormMismatch);
+        }
+        return Ok(Form {
+            path: "",
+            query: None,
+            authority: Some(target),
+        });
+    }
+    if target == "*" {
+        if method != Method::Options {
+            return Err(ParseError::TargetFormMismatch);
+        }
+        return Ok(Form {
+            path: "*",
+            query: None,
+            authority: None,
+        });
+    }
+    if target.starts_with('/') {
+        let (path, query) = split_query(target);
+        return Ok(Form {
+            path,
+            query,
+            authority: None,
+        });
+    }
+    absolute(target)
+}
+
+fn split_query(s: &str) -> (&str, Option<&str>) {
+    match s.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (s, None),
+    }
+}
+
+/// `absolute-URI` restricted to `http` / `https` with a non-empty authority (RFC 9110 §4.2.1).
+fn absolute(target: &str) -> Result<Form<'_>, ParseError> {
+    let rest = strip_prefix_ignore_case(target, "http://")
+        .or_else(|| strip_prefix_ignore_case(target, "https://"))
+        // `a:443` with GET, `*` with GET, `x/y`: not a form this method may use.
+        .ok_or(ParseError::TargetFormMismatch)?;
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if !is_valid_authority(authority.as_bytes(), false) {
+        return Err(ParseError::InvalidTarget);
+    }
+    let (path, query) = split_query(tail);
+    Ok(Form {
+        path: if path.is_empty() { "/" } else { path },
+        query,
+        authority: Some(authority),
+    })
+}
+
+fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
