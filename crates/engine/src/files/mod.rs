@@ -1,0 +1,442 @@
+//! Static files for `twelve serve --root DIR`: from a request to a reply plan the engine sends.
+//!
+//! # Contract with the engine
+//!
+//! The engine holds one [`StaticFiles`] (it is `Sync`; share it with an `Arc`) and, for a request
+//! that no route claimed, calls [`StaticFiles::reply`] with the method, the request-target's
+//! path (origin-form; for an absolute-form target, the path part) and the request's header
+//! fields as `(name, value)` pairs. It gets back either
+//!
+//! - `Ok(FileReply)`: the engine writes the status line for [`FileReply::status`] plus its own
+//!   `Date`, `Server` and `Connection` fields, then calls [`FileReply::write_headers`] (every
+//!   representation field: `Content-Type`, `Content-Length`, `Last-Modified`, `ETag`,
+//!   `Accept-Ranges`, `Content-Range`, `Location`, as the status needs), then the blank line, then,
+//!   if [`FileReply::body`] is `Some`, `sendfile(body.file, body.offset, body.count)`. The body
+//!   is `None` for HEAD, 301, 304 and 416, so the engine never has to know those rules. The file
+//!   may be shorter than planned if it was truncated meanwhile: the engine must then close the
+//!   connection (the `Content-Length` already sent can no longer be honoured).
+//! - `Err(FileError)`: the engine sends its ordinary error response for
+//!   [`FileError::status`]; for 405 it adds `Allow: ` [`FileError::ALLOW`]. These are not
+//!   framing errors: the connection may stay open.
+//!
+//! # Rules
+//!
+//! - Methods: GET and HEAD (HEAD: the same fields as GET, no body, RFC 9110 §9.3.2); others 405.
+//! - Paths: `path.rs` (decoding, normalisation, what is refused with 400) and `open.rs` (the
+//!   kernel keeps every open beneath the root, symlinks included). Missing → 404; exists but
+//!   not a regular file or directory (FIFO, device, socket), or unreadable, or a symlink out of
+//!   the root → 403.
+//! - Directories: `index.html` inside it; a directory named without its trailing slash is
+//!   redirected (301) to the slash form so that relative links in the page resolve; no listing.
+//! - Validators: strong `ETag` from inode, size and mtime in ns; `Last-Modified` from mtime,
+//!   never later than now (§8.8.2.1).
+//! - Preconditions in the order of RFC 9110 §13.2.2: If-None-Match (weak comparison) first, and
+//!   only without it If-Modified-Since; either gives 304. If-Match and If-Unmodified-Since are
+//!   not evaluated (nothing here modifies state; GET with them is answered as if absent).
+//! - Range (GET only, §14.2): exactly one range → 206 with `Content-Range`; unsatisfiable → 416
+//!   with `Content-Range: bytes */len`; anything else (several ranges, unknown unit, bad syntax,
+//!   a failed If-Range) → the whole file with 200.
+//!
+//! Opening and `fstat` are blocking syscalls on the worker thread; for files in the page cache
+//! they cost microseconds, which is the trade sehttpd and nginx (without thread pools) make too.
+
+mod conditional;
+mod date;
+mod mime;
+mod open;
+mod path;
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::SystemTime;
+
+use conditional::{ETag, RangeAnswer};
+use date::{IMF_FIXDATE_LEN, format_imf_fixdate};
+use open::Root;
+
+/// The static file tree under one root directory.
+#[derive(Debug)]
+pub(crate) struct StaticFiles {
+    root: Root,
+}
+
+/// What to send for a static-file request. See the module docs for how the engine uses it.
+#[derive(Debug)]
+pub(crate) struct FileReply {
+    /// 200, 206, 301, 304 or 416.
+    pub(crate) status: u16,
+    /// `Content-Type`; `None` for 301, 304 and 416.
+    pub(crate) content_type: Option<&'static str>,
+    /// `Content-Length`: what a GET carries (also for HEAD); `None` for 304 (§8.6: a 304 may
+    /// only repeat the 200's length, so it is simplest to send none).
+    pub(crate) content_length: Option<u64>,
+    /// `Last-Modified` in IMF-fixdate; `None` for 301 and 304 (§15.4.5: with an ETag present a
+    /// 304 should not repeat other metadata).
+    pub(crate) last_modified: Option<[u8; IMF_FIXDATE_LEN]>,
+    /// `ETag`; `None` for 301.
+    pub(crate) etag: Option<ETag>,
+    /// `Content-Range` for 206 and 416.
+    pub(crate) content_range: Option<ContentRange>,
+    /// `Location` for 301: the directory with its slash, percent-encoded, without the query.
+    pub(crate) location: Option<String>,
+    /// What to `sendfile`; `None` when no body is sent.
+    pub(crate) body: Option<FileBody>,
+}
+
+/// `Content-Range` (RFC 9110 §14.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ContentRange {
+    /// `bytes first-last/complete` (206).
+    Bytes {
+        first: u64,
+        last: u64,
+        complete: u64,
+    },
+    /// `bytes */complete` (416).
+    Unsatisfied { complete: u64 },
+}
+
+/// The bytes of a file to send after the header.
+#[derive(Debug)]
+pub(crate) struct FileBody {
+    /// Open read-only; the engine passes it to `sendfile` and drops it when done.
+    pub(crate) file: File,
+    /// Offset of the first byte to send.
+    pub(crate) offset: u64,
+    /// Number of bytes to send; equals the reply's `Content-Length`.
+    pub(crate) count: u64,
+}
+
+/// A static-file request that gets an error status instead of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileError {
+    /// The path is malformed or tries to leave the root (400).
+    BadRequest,
+    /// Exists but may not be served: not a regular file, unreadable, or a symlink out (403).
+    Forbidden,
+    /// Nothing there (404).
+    NotFound,
+    /// Neither GET nor HEAD (405, with `Allow`).
+    MethodNotAllowed,
+}
+
+impl FileError {
+    /// Value of the `Allow` field a 405 must carry (RFC 9110 §15.5.6).
+    pub(crate) const ALLOW: &'static str = "GET, HEAD";
+
+    /// The status code to answer with.
+    pub(crate) fn status(self) -> u16 {
+        match self {
+            FileError::BadRequest => 400,
+            FileError::Forbidden => 403,
+            FileError::NotFound => 404,
+            FileError::MethodNotAllowed => 405,
+        }
+    }
+
+    fn from_io(e: &io::Error) -> FileError {
+        match e.raw_os_error() {
+            // ENOENT, ENOTDIR (a file used as a directory), ENAMETOOLONG.
+            Some(2 | 20 | 36) => FileError::NotFound,
+            // EACCES, EPERM, ELOOP (a symlink refused by O_NOFOLLOW), EXDEV (openat2 refused a
+            // path leaving the root), ENXIO (a socket or a FIFO without writer) and the rest.
+            _ => FileError::Forbidden,
+        }
+    }
+}
+
+impl StaticFiles {
+    /// Opens `root` as the static root. Fails if it is not a directory that can be opened.
+    pub(crate) fn open(root: &Path) -> io::Result<StaticFiles> {
+        Ok(StaticFiles {
+            root: Root::open(root)?,
+        })
+    }
+
+    /// Plans the reply to `method target` with the request's header fields. See the module
+    /// docs for the rules.
+    pub(crate) fn reply<'h, I>(
+        &self,
+        method: &[u8],
+        target: &[u8],
+        headers: I,
+    ) -> Result<FileReply, FileError>
+    where
+        I: IntoIterator<Item = (&'h [u8], &'h [u8])>,
+    {
+        let is_get = match method {
+            b"GET" => true,
+            b"HEAD" => false,
+            _ => return Err(FileError::MethodNotAllowed),
+        };
+        let clean = path::normalize(target).map_err(|_| FileError::BadRequest)?;
+        let (file, meta, name) = self.open_representation(&clean)?;
+        let Some((file, meta)) = file.zip(meta) else {
+            return Ok(redirect(path::directory_location(&clean.rel)));
+        };
+        let len = meta.len();
+        let mtime_ns = u128::from(meta.mtime().max(0).unsigned_abs()) * 1_000_000_000
+            + u128::from(meta.mtime_nsec().max(0).unsigned_abs());
+        let etag = ETag::new(meta.ino(), len, mtime_ns);
+        let last_modified_s = (meta.mtime().max(0).unsigned_abs()).min(now_s());
+        let fields = Fields::collect(headers);
+        if fields.not_modified(&etag, last_modified_s) {
+            return Ok(not_modified(etag));
+        }
+        let range = match fields.range {
+            One(r) if is_get && fields.if_range_allows(&etag, last_modified_s) => {
+                conditional::parse_range(r, len)
+            }
+            _ => RangeAnswer::Full,
+        };
+        let mut reply = FileReply {
+            status: 200,
+            content_type: Some(mime::for_path(name)),
+            content_length: Some(len),
+            last_modified: Some(format_imf_fixdate(last_modified_s)),
+            etag: Some(etag),
+            content_range: None,
+            location: None,
+            body: None,
+        };
+        let (offset, count) = match range {
+            RangeAnswer::Full => (0, len),
+            RangeAnswer::Partial { first, last } => {
+                reply.status = 206;
+                reply.content_range = Some(ContentRange::Bytes {
+                    first,
+                    last,
+                    complete: len,
+                });
+                (first, last - first + 1)
+            }
+            RangeAnswer::Unsatisfiable => {
+                reply.status = 416;
+                reply.content_type = None;
+                reply.content_range = Some(ContentRange::Unsatisfied { complete: len });
+                reply.content_length = Some(0);
+                return Ok(reply);
+            }
+        };
+        reply.content_length = Some(count);
+        if is_get {
+            reply.body = Some(FileBody {
+                file,
+                offset,
+                count,
+            });
+        }
+        Ok(reply)
+    }
+
+    /// Opens the file a clean path names (a directory's `index.html`). `(None, None, _)` means
+    /// "a directory named without its slash": redirect.
+    #[allow(clippy::type_complexity)]
+    fn open_representation<'p>(
+        &self,
+        clean: &'p path::CleanPath,
+    ) -> Result<(Option<File>, Option<std::fs::Metadata>, &'p str), FileError> {
+        let file = self
+            .root
+            .open_beneath(&clean.rel)
+            .map_err(|e| FileError::from_io(&e))?;
+        let meta = file.metadata().map_err(|e| FileError::from_io(&e))?;
+        if meta.is_file() {
+            if clean.trailing_slash {
+                // `/a.txt/`: a file is not a directory (as open(2) says with ENOTDIR).
+                return Err(FileError::NotFound);
+            }
+            return Ok((Some(file), Some(meta), &clean.rel));
+        }
+        if !meta.is_dir() {
+            return Err(FileError::Forbidden);
+        }
+        if !clean.trailing_slash {
+            return Ok((None, None, &clean.rel));
+        }
+        drop(file);
+        let index = if clean.rel.is_empty() {
+            "index.html".to_owned()
+        } else {
+            format!("{}/index.html", clean.rel)
+        };
+        let file = self
+            .root
+            .open_beneath(&index)
+            .map_err(|e| FileError::from_io(&e))?;
+        let meta = file.metadata().map_err(|e| FileError::from_io(&e))?;
+        if !meta.is_file() {
+            return Err(FileError::NotFound);
+        }
+        Ok((Some(file), Some(meta), "index.html"))
+    }
+}
+
+impl FileReply {
+    /// Appends this reply's representation header fields, each ending in CRLF, to `out`.
+    /// Does not write the status line, `Date`, `Server`, `Connection` or the final blank line.
+    pub(crate) fn write_headers(&self, out: &mut Vec<u8>) {
+        if let Some(location) = &self.location {
+            field(out, b"Location", location.as_bytes());
+        }
+        if let Some(ct) = self.content_type {
+            field(out, b"Content-Type", ct.as_bytes());
+        }
+        if let Some(len) = self.content_length {
+            field(
+                out,
+                b"Content-Length",
+                itoa::Buffer::new().format(len).as_bytes(),
+            );
+        }
+        if let Some(lm) = &self.last_modified {
+            field(out, b"Last-Modified", lm);
+        }
+        if let Some(etag) = &self.etag {
+            field(out, b"ETag", etag.as_bytes());
+        }
+        if matches!(self.status, 200 | 206) {
+            field(out, b"Accept-Ranges", b"bytes");
+        }
+        match self.content_range {
+            Some(ContentRange::Bytes {
+                first,
+                last,
+                complete,
+            }) => {
+                out.extend_from_slice(b"Content-Range: bytes ");
+                out.extend_from_slice(itoa::Buffer::new().format(first).as_bytes());
+                out.push(b'-');
+                out.extend_from_slice(itoa::Buffer::new().format(last).as_bytes());
+                out.push(b'/');
+                out.extend_from_slice(itoa::Buffer::new().format(complete).as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Some(ContentRange::Unsatisfied { complete }) => {
+                out.extend_from_slice(b"Content-Range: bytes */");
+                out.extend_from_slice(itoa::Buffer::new().format(complete).as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            None => {}
+        }
+    }
+}
+
+fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn redirect(location: String) -> FileReply {
+    FileReply {
+        status: 301,
+        content_type: None,
+        content_length: Some(0),
+        last_modified: None,
+        etag: None,
+        content_range: None,
+        location: Some(location),
+        body: None,
+    }
+}
+
+fn not_modified(etag: ETag) -> FileReply {
+    FileReply {
+        status: 304,
+        content_type: None,
+        content_length: None,
+        last_modified: None,
+        etag: Some(etag),
+        content_range: None,
+        location: None,
+        body: None,
+    }
+}
+
+fn now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// How often a field occurred: a repeated singleton field (Range, If-Modified-Since, If-Range)
+/// is invalid and ignored.
+#[derive(Clone, Copy)]
+enum Seen<'h> {
+    Absent,
+    One(&'h [u8]),
+    Many,
+}
+use Seen::One;
+
+impl<'h> Seen<'h> {
+    fn add(&mut self, v: &'h [u8]) {
+        *self = match self {
+            Seen::Absent => One(v),
+            _ => Seen::Many,
+        };
+    }
+}
+
+/// The conditional and range fields of a request. If-None-Match is a list field that may span
+/// several lines (RFC 9110 §5.3), so lines are checked as they come instead of stored.
+struct Fields<'h> {
+    none_match_lines: Vec<&'h [u8]>,
+    modified_since: Seen<'h>,
+    range: Seen<'h>,
+    if_range: Seen<'h>,
+}
+
+impl<'h> Fields<'h> {
+    fn collect<I: IntoIterator<Item = (&'h [u8], &'h [u8])>>(headers: I) -> Fields<'h> {
+        let mut f = Fields {
+            none_match_lines: Vec::new(),
+            modified_since: Seen::Absent,
+            range: Seen::Absent,
+            if_range: Seen::Absent,
+        };
+        for (name, value) in headers {
+            if name.eq_ignore_ascii_case(b"if-none-match") {
+                f.none_match_lines.push(value);
+            } else if name.eq_ignore_ascii_case(b"if-modified-since") {
+                f.modified_since.add(value);
+            } else if name.eq_ignore_ascii_case(b"range") {
+                f.range.add(value);
+            } else if name.eq_ignore_ascii_case(b"if-range") {
+                f.if_range.add(value);
+            }
+        }
+        f
+    }
+
+    /// RFC 9110 §13.2.2 steps 3 and 4: If-None-Match decides when present; only without it is
+    /// If-Modified-Since evaluated.
+    fn not_modified(&self, etag: &ETag, last_modified_s: u64) -> bool {
+        if !self.none_match_lines.is_empty() {
+            return self
+                .none_match_lines
+                .iter()
+                .any(|v| conditional::none_match_hits(v, etag));
+        }
+        match self.modified_since {
+            One(v) => conditional::not_modified_since(v, last_modified_s),
+            _ => false,
+        }
+    }
+
+    /// RFC 9110 §13.2.2 step 5: a Range is honoured only if If-Range is absent or matches.
+    fn if_range_allows(&self, etag: &ETag, last_modified_s: u64) -> bool {
+        match self.if_range {
+            Seen::Absent => true,
+            One(v) => conditional::if_range_allows(v, etag, last_modified_s),
+            Seen::Many => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,273 @@
+//! Unit tests of the static-file planner on a real directory tree (with symlinks in and out).
+
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::symlink;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::open::Resolver;
+use super::*;
+
+/// A fresh tree under the system temp dir: `root/` is served, `outside/` must never be.
+fn tree() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let base = std::env::temp_dir().join(format!(
+        "twelve-files-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = fs::remove_dir_all(&base);
+    let root = base.join("root");
+    fs::create_dir_all(root.join("dir/sub")).unwrap();
+    fs::create_dir_all(root.join("noindex")).unwrap();
+    fs::create_dir_all(base.join("outside")).unwrap();
+    fs::write(base.join("outside/secret.txt"), "SECRET").unwrap();
+    fs::write(root.join("a.txt"), "hello world").unwrap();
+    fs::write(root.join("empty.txt"), "").unwrap();
+    fs::write(root.join("index.html"), "<h1>root</h1>").unwrap();
+    fs::write(root.join("dir/index.html"), "<h1>dir</h1>").unwrap();
+    fs::write(root.join("dir/sub/b.CSS"), "b{}").unwrap();
+    fs::write(root.join("caf\u{e9}.txt"), "utf8 name").unwrap();
+    symlink("a.txt", root.join("link_in.txt")).unwrap();
+    symlink("dir", root.join("link_dir")).unwrap();
+    symlink("../outside/secret.txt", root.join("link_out.txt")).unwrap();
+    symlink(base.join("outside/secret.txt"), root.join("link_abs.txt")).unwrap();
+    symlink("../outside", root.join("dir_out")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(root.join("fifo"))
+        .status();
+    assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
+    root
+}
+
+fn files(resolver: Resolver) -> &'static StaticFiles {
+    static OPENAT2: OnceLock<StaticFiles> = OnceLock::new();
+    static WALK: OnceLock<StaticFiles> = OnceLock::new();
+    let cell = if resolver == Resolver::Openat2 {
+        &OPENAT2
+    } else {
+        &WALK
+    };
+    cell.get_or_init(|| {
+        let root = Root::open(&tree()).unwrap().with_resolver(resolver);
+        StaticFiles { root }
+    })
+}
+
+/// Status, header fields as text, and the body bytes the engine would sendfile.
+fn run(
+    sf: &StaticFiles,
+    method: &str,
+    target: &[u8],
+    headers: &[(&str, &str)],
+) -> (u16, String, Vec<u8>) {
+    let hs = headers.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
+    match sf.reply(method.as_bytes(), target, hs) {
+        Err(e) => (e.status(), String::new(), Vec::new()),
+        Ok(reply) => {
+            let mut head = Vec::new();
+            reply.write_headers(&mut head);
+            let mut body = Vec::new();
+            if let Some(mut b) = reply.body {
+                b.file.seek(SeekFrom::Start(b.offset)).unwrap();
+                b.file.take(b.count).read_to_end(&mut body).unwrap();
+                assert_eq!(body.len() as u64, b.count);
+                assert_eq!(reply.content_length, Some(b.count));
+            }
+            (reply.status, String::from_utf8(head).unwrap(), body)
+        }
+    }
+}
+
+fn etag_of(sf: &StaticFiles, target: &[u8]) -> String {
+    let (_, head, _) = run(sf, "GET", target, &[]);
+    head.lines()
+        .find_map(|l| l.strip_prefix("ETag: "))
+        .unwrap()
+        .to_owned()
+}
+
+fn last_modified_of(sf: &StaticFiles, target: &[u8]) -> String {
+    let (_, head, _) = run(sf, "GET", target, &[]);
+    head.lines()
+        .find_map(|l| l.strip_prefix("Last-Modified: "))
+        .unwrap()
+        .to_owned()
+}
+
+/// One case per test, run with both resolvers: `status`, then `body` (exact) or `Some(text)`
+/// that must appear in the header fields.
+macro_rules! serve {
+    ($($name:ident: $method:literal $target:literal $headers:expr => $status:expr, $body:expr, $field:expr;)*) => {$(
+        mod $name {
+            use super::*;
+            fn check(resolver: Resolver) {
+                let (status, head, body) = run(files(resolver), $method, $target, $headers);
+                assert_eq!(status, $status, "{head}");
+                assert_eq!(body, $body.as_bytes(), "{head}");
+                let field: Option<&str> = $field;
+                if let Some(f) = field {
+                    assert!(head.contains(f), "want {f:?} in {head}");
+                }
+            }
+            #[test]
+            fn openat2() { check(Resolver::Openat2) }
+            #[test]
+            fn nofollow_walk() { check(Resolver::NoFollowWalk) }
+        }
+    )*};
+}
+
+serve! {
+    get_file: "GET" b"/a.txt" &[] => 200, "hello world", Some("Content-Type: text/plain; charset=utf-8\r\nContent-Length: 11\r\n");
+    get_file_accepts_ranges: "GET" b"/a.txt" &[] => 200, "hello world", Some("Accept-Ranges: bytes\r\n");
+    head_file_same_fields_no_body: "HEAD" b"/a.txt" &[] => 200, "", Some("Content-Length: 11\r\n");
+    get_empty_file: "GET" b"/empty.txt" &[] => 200, "", Some("Content-Length: 0\r\n");
+    get_with_query: "GET" b"/a.txt?v=1" &[] => 200, "hello world", None;
+    get_percent_encoded_name: "GET" b"/caf%C3%A9.txt" &[] => 200, "utf8 name", None;
+    mime_upper_case_extension: "GET" b"/dir/sub/b.CSS" &[] => 200, "b{}", Some("Content-Type: text/css; charset=utf-8\r\n");
+    root_serves_index: "GET" b"/" &[] => 200, "<h1>root</h1>", Some("Content-Type: text/html; charset=utf-8\r\n");
+    directory_serves_index: "GET" b"/dir/" &[] => 200, "<h1>dir</h1>", None;
+    directory_without_slash_redirects: "GET" b"/dir?x=1" &[] => 301, "", Some("Location: /dir/\r\nContent-Length: 0\r\n");
+    directory_without_index_404: "GET" b"/noindex/" &[] => 404, "", None;
+    file_with_trailing_slash_404: "GET" b"/a.txt/" &[] => 404, "", None;
+    missing_404: "GET" b"/nope.txt" &[] => 404, "", None;
+    file_as_directory_404: "GET" b"/a.txt/x" &[] => 404, "", None;
+    post_405: "POST" b"/a.txt" &[] => 405, "", None;
+    lower_case_get_405: "get" b"/a.txt" &[] => 405, "", None;
+    fifo_forbidden: "GET" b"/fifo" &[] => 403, "", None;
+    traversal_dotdot: "GET" b"/../etc/passwd" &[] => 400, "", None;
+    traversal_encoded_dotdot: "GET" b"/%2e%2e/%2e%2e/etc/passwd" &[] => 400, "", None;
+    traversal_encoded_slash: "GET" b"/%2f.." &[] => 400, "", None;
+    traversal_nul: "GET" b"/a%00.txt" &[] => 400, "", None;
+    traversal_backslash: "GET" b"/..\\x" &[] => 400, "", None;
+    traversal_overlong_utf8: "GET" b"/%c0%ae%c0%ae/outside/secret.txt" &[] => 400, "", None;
+    symlink_relative_out_forbidden: "GET" b"/link_out.txt" &[] => 403, "", None;
+    symlink_absolute_out_forbidden: "GET" b"/link_abs.txt" &[] => 403, "", None;
+    symlink_directory_out_forbidden: "GET" b"/dir_out/secret.txt" &[] => 403, "", None;
+    range_first_bytes: "GET" b"/a.txt" &[("Range", "bytes=0-4")] => 206, "hello", Some("Content-Range: bytes 0-4/11\r\n");
+    range_suffix: "GET" b"/a.txt" &[("range", "bytes=-5")] => 206, "world", Some("Content-Range: bytes 6-10/11\r\n");
+    range_open_end: "GET" b"/a.txt" &[("Range", "bytes=6-")] => 206, "world", None;
+    range_unsatisfiable_416: "GET" b"/a.txt" &[("Range", "bytes=11-")] => 416, "", Some("Content-Length: 0\r\n");
+    range_suffix_zero_416: "GET" b"/a.txt" &[("Range", "bytes=-0")] => 416, "", None;
+    range_huge_416: "GET" b"/a.txt" &[("Range", "bytes=99999999999999999999-")] => 416, "", None;
+    range_two_ranges_full: "GET" b"/a.txt" &[("Range", "bytes=0-1,3-4")] => 200, "hello world", None;
+    range_repeated_field_full: "GET" b"/a.txt" &[("Range", "bytes=0-1"), ("Range", "bytes=0-1")] => 200, "hello world", None;
+    range_ignored_on_head: "HEAD" b"/a.txt" &[("Range", "bytes=0-1")] => 200, "", Some("Content-Length: 11\r\n");
+    range_with_failing_if_range_full: "GET" b"/a.txt" &[("Range", "bytes=0-1"), ("If-Range", "\"nope\"")] => 200, "hello world", None;
+    inm_star_304: "GET" b"/a.txt" &[("If-None-Match", "*")] => 304, "", Some("ETag: \"");
+    inm_other_tag_200: "GET" b"/a.txt" &[("If-None-Match", "\"nope\"")] => 200, "hello world", None;
+    ims_future_304: "GET" b"/a.txt" &[("If-Modified-Since", "Fri, 01 Jan 9999 00:00:00 GMT")] => 304, "", None;
+    ims_past_200: "GET" b"/a.txt" &[("If-Modified-Since", "Thu, 01 Jan 1970 00:00:00 GMT")] => 200, "hello world", None;
+    ims_invalid_ignored: "GET" b"/a.txt" &[("If-Modified-Since", "tomorrow")] => 200, "hello world", None;
+    inm_takes_precedence_over_ims: "GET" b"/a.txt" &[("If-None-Match", "\"nope\""), ("If-Modified-Since", "Fri, 01 Jan 9999 00:00:00 GMT")] => 200, "hello world", None;
+}
+
+/// Symlinks that stay inside the root work with openat2; the fallback refuses every symlink.
+#[test]
+fn symlink_inside_root_follows_with_openat2_only() {
+    let sf = files(Resolver::Openat2);
+    if sf.root.resolver() != Resolver::Openat2 {
+        eprintln!("skipped: openat2 unavailable on this kernel");
+        return;
+    }
+    assert_eq!(run(sf, "GET", b"/link_in.txt", &[]).2, b"hello world");
+    assert_eq!(run(sf, "GET", b"/link_dir/", &[]).2, b"<h1>dir</h1>");
+    assert_eq!(
+        run(files(Resolver::NoFollowWalk), "GET", b"/link_in.txt", &[]).0,
+        403
+    );
+    assert_eq!(
+        run(files(Resolver::NoFollowWalk), "GET", b"/link_dir/", &[]).0,
+        403
+    );
+}
+
+#[test]
+fn inm_matching_etag_304_without_body_or_length() {
+    let sf = files(Resolver::Openat2);
+    let tag = etag_of(sf, b"/a.txt");
+    let (status, head, body) = run(sf, "GET", b"/a.txt", &[("If-None-Match", &tag)]);
+    assert_eq!((status, body.len()), (304, 0));
+    assert_eq!(head, format!("ETag: {tag}\r\n"));
+}
+
+#[test]
+fn inm_weak_form_of_etag_matches() {
+    let sf = files(Resolver::Openat2);
+    let tag = format!("\"x\", W/{}", etag_of(sf, b"/a.txt"));
+    assert_eq!(
+        run(sf, "HEAD", b"/a.txt", &[("If-None-Match", &tag)]).0,
+        304
+    );
+}
+
+#[test]
+fn if_range_with_current_etag_gives_206() {
+    let sf = files(Resolver::Openat2);
+    let tag = etag_of(sf, b"/a.txt");
+    let (status, _, body) = run(
+        sf,
+        "GET",
+        b"/a.txt",
+        &[("Range", "bytes=0-4"), ("If-Range", &tag)],
+    );
+    assert_eq!((status, body.as_slice()), (206, &b"hello"[..]));
+}
+
+#[test]
+fn if_modified_since_equal_to_last_modified_304() {
+    let sf = files(Resolver::Openat2);
+    let lm = last_modified_of(sf, b"/a.txt");
+    assert_eq!(
+        run(sf, "GET", b"/a.txt", &[("If-Modified-Since", &lm)]).0,
+        304
+    );
+}
+
+#[test]
+fn etag_changes_when_file_is_replaced() {
+    let root = tree();
+    let sf = StaticFiles::open(&root).unwrap();
+    let before = etag_of(&sf, b"/a.txt");
+    fs::write(root.join("new.txt"), "hello world").unwrap();
+    fs::rename(root.join("new.txt"), root.join("a.txt")).unwrap();
+    assert_ne!(etag_of(&sf, b"/a.txt"), before);
+}
+
+#[test]
+fn range_on_empty_file_416() {
+    let sf = files(Resolver::Openat2);
+    let (status, head, _) = run(sf, "GET", b"/empty.txt", &[("Range", "bytes=0-")]);
+    assert_eq!(status, 416);
+    assert!(head.contains("Content-Range: bytes */0\r\n"), "{head}");
+}
+
+#[test]
+fn range_200_overlapping_ranges_full_body() {
+    let value = vec!["0-"; 200].join(",");
+    let sf = files(Resolver::Openat2);
+    let (status, _, body) = run(
+        sf,
+        "GET",
+        b"/a.txt",
+        &[("Range", &format!("bytes={value}"))],
+    );
+    assert_eq!((status, body.as_slice()), (200, &b"hello world"[..]));
+}
+
+#[test]
+fn root_that_is_not_a_directory_fails_to_open() {
+    let root = tree();
+    assert!(StaticFiles::open(&root.join("a.txt")).is_err());
+    assert!(StaticFiles::open(&root.join("missing")).is_err());
+}
+
+#[test]
+fn openat2_is_available_on_this_kernel() {
+    // Informational: says which resolver the suite really exercised here.
+    let sf = StaticFiles::open(&tree()).unwrap();
+    eprintln!("resolver: {:?}", sf.root.resolver());
+}
