@@ -1,17 +1,11 @@
-//! HTTP-date (RFC 9110 §5.6.7): write IMF-fixdate, read all three historical formats.
-//!
-//! twelve-http does not export a date writer for arbitrary instants (its Date cache only knows
-//! "now"), so the static-file module carries this small one for `Last-Modified`. The format is
-//! the same fixed 29-byte IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
-
-/// Length in bytes of an IMF-fixdate.
-pub(crate) const IMF_FIXDATE_LEN: usize = 29;
+//! Reading HTTP-dates (RFC 9110 §5.6.7) in all three historical formats, for
+//! If-Modified-Since and If-Range. Writing uses `twelve_http::format_imf_fixdate`.
 
 const DAYS: [&[u8; 3]; 7] = [b"Thu", b"Fri", b"Sat", b"Sun", b"Mon", b"Tue", b"Wed"];
 const MONTHS: [&[u8; 3]; 12] = [
     b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
 ];
-/// Full day names of the obsolete RFC 850 format, in the same order as `DAYS`.
+/// Full day names of the obsolete RFC 850 format.
 const LONG_DAYS: [&[u8]; 7] = [
     b"Thursday",
     b"Friday",
@@ -21,30 +15,6 @@ const LONG_DAYS: [&[u8]; 7] = [
     b"Tuesday",
     b"Wednesday",
 ];
-
-/// Unix seconds → IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
-pub(crate) fn format_imf_fixdate(unix_s: u64) -> [u8; IMF_FIXDATE_LEN] {
-    let days = unix_s / 86_400;
-    let secs_of_day = unix_s % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    let mut out = *b"Thu, 01 Jan 1970 00:00:00 GMT";
-    out[..3].copy_from_slice(DAYS[(days % 7) as usize]);
-    put2(&mut out[5..7], day);
-    out[8..11].copy_from_slice(MONTHS[(month - 1) as usize]);
-    // Years past 9999 cannot be written in four digits; clamp rather than corrupt the field.
-    let year = year.min(9999);
-    put2(&mut out[12..14], year / 100);
-    put2(&mut out[14..16], year % 100);
-    put2(&mut out[17..19], secs_of_day / 3600);
-    put2(&mut out[20..22], secs_of_day / 60 % 60);
-    put2(&mut out[23..25], secs_of_day % 60);
-    out
-}
-
-fn put2(dst: &mut [u8], v: u64) {
-    dst[0] = b'0' + (v / 10) as u8;
-    dst[1] = b'0' + (v % 10) as u8;
-}
 
 /// Parses an HTTP-date in any of the three formats a recipient MUST accept (RFC 9110 §5.6.7):
 /// IMF-fixdate, obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
@@ -58,7 +28,7 @@ pub(crate) fn parse_http_date(s: &[u8]) -> Option<u64> {
 
 fn parse_imf(s: &[u8]) -> Option<u64> {
     // day-name "," SP date1 SP time-of-day SP GMT ; date1 = day SP month SP year
-    if s.len() != IMF_FIXDATE_LEN || &s[3..5] != b", " || &s[25..] != b" GMT" {
+    if s.len() != twelve_http::DATE_LEN || &s[3..5] != b", " || &s[25..] != b" GMT" {
         return None;
     }
     DAYS.iter().position(|d| &s[..3] == *d)?;
@@ -157,23 +127,10 @@ fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Inverse of [`days_from_civil`]: (year, month 1..=12, day 1..=31).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use twelve_http::format_imf_fixdate;
 
     /// RFC 9110 §5.6.7's example instant: Sun, 06 Nov 1994 08:49:37 GMT.
     const RFC_EXAMPLE_S: u64 = 784_111_777;

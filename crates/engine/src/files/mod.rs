@@ -53,8 +53,8 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use conditional::{ETag, RangeAnswer};
-use date::{IMF_FIXDATE_LEN, format_imf_fixdate};
 use open::Root;
+use twelve_http::{DATE_LEN, format_imf_fixdate};
 
 /// The static file tree under one root directory.
 #[derive(Debug)]
@@ -74,7 +74,7 @@ pub(crate) struct FileReply {
     pub(crate) content_length: Option<u64>,
     /// `Last-Modified` in IMF-fixdate; `None` for 301 and 304 (§15.4.5: with an ETag present a
     /// 304 should not repeat other metadata).
-    pub(crate) last_modified: Option<[u8; IMF_FIXDATE_LEN]>,
+    pub(crate) last_modified: Option<[u8; DATE_LEN]>,
     /// `ETag`; `None` for 301.
     pub(crate) etag: Option<ETag>,
     /// `Content-Range` for 206 and 416.
