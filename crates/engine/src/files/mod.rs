@@ -7,14 +7,15 @@
 //! path (origin-form; for an absolute-form target, the path part) and the request's header
 //! fields as `(name, value)` pairs. It gets back either
 //!
-//! - `Ok(FileReply)`: the engine writes the status line for [`FileReply::status`] plus its own
-//!   `Date`, `Server` and `Connection` fields, then calls [`FileReply::write_headers`] (every
-//!   representation field: `Content-Type`, `Content-Length`, `Last-Modified`, `ETag`,
-//!   `Accept-Ranges`, `Content-Range`, `Location`, as the status needs), then the blank line, then,
-//!   if [`FileReply::body`] is `Some`, `sendfile(body.file, body.offset, body.count)`. The body
-//!   is `None` for HEAD, 301, 304 and 416, so the engine never has to know those rules. The file
-//!   may be shorter than planned if it was truncated meanwhile: the engine must then close the
-//!   connection (the `Content-Length` already sent can no longer be honoured).
+//! - `Ok(FileReply)`: if [`FileReply::body`] is `Some` (200, 206), the engine answers with
+//!   `Response::send_file(status, content_type, extra, body)`; otherwise (301, 304, 416) with
+//!   `Response::send_empty(status, extra)`, where `extra` is [`FileReply::extra_fields`]
+//!   (`Location`, `Last-Modified`, `ETag`, `Accept-Ranges`, `Content-Range`, as the status
+//!   needs). The engine adds `Content-Length` (the body's count; 0 for 301 and 416, none for
+//!   304), `Date`, `Server` and `Connection`, and for HEAD sends the head only. The body is a
+//!   `sendfile(file, offset, count)`. The file may be shorter than planned if it was truncated
+//!   meanwhile: the engine must then close the connection (the `Content-Length` already sent
+//!   can no longer be honoured).
 //! - `Err(FileError)`: the engine sends its ordinary error response for
 //!   [`FileError::status`]; for 405 it adds `Allow: ` [`FileError::ALLOW`]. These are not
 //!   framing errors: the connection may stay open.
@@ -47,7 +48,7 @@ mod open;
 mod path;
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write as _};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::SystemTime;
@@ -81,7 +82,8 @@ pub(crate) struct FileReply {
     pub(crate) content_range: Option<ContentRange>,
     /// `Location` for 301: the directory with its slash, percent-encoded, without the query.
     pub(crate) location: Option<String>,
-    /// What to `sendfile`; `None` when no body is sent.
+    /// What to `sendfile` for 200 and 206; `None` for 301, 304 and 416. Also `Some` for HEAD:
+    /// the engine writes only the head, with this length (as `Response::send_file` does).
     pub(crate) body: Option<FileBody>,
 }
 
@@ -274,61 +276,78 @@ impl StaticFiles {
     }
 }
 
-impl FileReply {
-    /// Appends this reply's representation header fields, each ending in CRLF, to `out`.
-    /// Does not write the status line, `Date`, `Server`, `Connection` or the final blank line.
-    pub(crate) fn write_headers(&self, out: &mut Vec<u8>) {
-        if let Some(location) = &self.location {
-            field(out, b"Location", location.as_bytes());
-        }
-        if let Some(ct) = self.content_type {
-            field(out, b"Content-Type", ct.as_bytes());
-        }
-        if let Some(len) = self.content_length {
-            field(
-                out,
-                b"Content-Length",
-                itoa::Buffer::new().format(len).as_bytes(),
-            );
-        }
-        if let Some(lm) = &self.last_modified {
-            field(out, b"Last-Modified", lm);
-        }
-        if let Some(etag) = &self.etag {
-            field(out, b"ETag", etag.as_bytes());
-        }
-        if matches!(self.status, 200 | 206) {
-            field(out, b"Accept-Ranges", b"bytes");
-        }
-        match self.content_range {
-            Some(ContentRange::Bytes {
-                first,
-                last,
-                complete,
-            }) => {
-                out.extend_from_slice(b"Content-Range: bytes ");
-                out.extend_from_slice(itoa::Buffer::new().format(first).as_bytes());
-                out.push(b'-');
-                out.extend_from_slice(itoa::Buffer::new().format(last).as_bytes());
-                out.push(b'/');
-                out.extend_from_slice(itoa::Buffer::new().format(complete).as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-            Some(ContentRange::Unsatisfied { complete }) => {
-                out.extend_from_slice(b"Content-Range: bytes */");
-                out.extend_from_slice(itoa::Buffer::new().format(complete).as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-            None => {}
-        }
+/// Room for `bytes <u64>-<u64>/<u64>`.
+const CONTENT_RANGE_CAP: usize = 6 + 3 * 20 + 2;
+
+/// The header fields of a [`FileReply`] besides `Content-Type` and `Content-Length`, as the
+/// `(name, value)` pairs `Response::send_file`/`send_empty` take.
+pub(crate) struct ExtraFields<'a> {
+    list: [(&'static str, &'a [u8]); 5],
+    len: usize,
+}
+
+impl<'a> ExtraFields<'a> {
+    /// The fields, in the order they are sent.
+    pub(crate) fn as_slice(&self) -> &[(&'static str, &'a [u8])] {
+        &self.list[..self.len]
     }
 }
 
-fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
+/// Scratch space for the formatted `Content-Range` value of [`FileReply::extra_fields`].
+pub(crate) struct RangeBuf([u8; CONTENT_RANGE_CAP]);
+
+impl RangeBuf {
+    pub(crate) fn new() -> RangeBuf {
+        RangeBuf([0; CONTENT_RANGE_CAP])
+    }
+}
+
+impl FileReply {
+    /// `Location`, `Last-Modified`, `ETag`, `Accept-Ranges` and `Content-Range`, as the status
+    /// needs; `buf` holds the formatted `Content-Range`. `Content-Type` and `Content-Length`
+    /// are the fields [`FileReply::content_type`] and [`FileReply::content_length`].
+    pub(crate) fn extra_fields<'a>(&'a self, buf: &'a mut RangeBuf) -> ExtraFields<'a> {
+        let range_len = self.content_range.map(|range| {
+            let mut w = &mut buf.0[..];
+            // Cannot fail: CONTENT_RANGE_CAP fits three u64.
+            let _ = match range {
+                ContentRange::Bytes {
+                    first,
+                    last,
+                    complete,
+                } => {
+                    write!(w, "bytes {first}-{last}/{complete}")
+                }
+                ContentRange::Unsatisfied { complete } => write!(w, "bytes */{complete}"),
+            };
+            CONTENT_RANGE_CAP - w.len()
+        });
+        let buf: &'a RangeBuf = buf;
+        let mut f = ExtraFields {
+            list: [("", &[]); 5],
+            len: 0,
+        };
+        let mut push = |name, value| {
+            f.list[f.len] = (name, value);
+            f.len += 1;
+        };
+        if let Some(location) = &self.location {
+            push("Location", location.as_bytes());
+        }
+        if let Some(lm) = &self.last_modified {
+            push("Last-Modified", lm);
+        }
+        if let Some(etag) = &self.etag {
+            push("ETag", etag.as_bytes());
+        }
+        if matches!(self.status, 200 | 206) {
+            push("Accept-Ranges", b"bytes");
+        }
+        if let Some(len) = range_len {
+            push("Content-Range", &buf.0[..len]);
+        }
+        f
+    }
 }
 
 fn redirect(location: String) -> FileReply {
