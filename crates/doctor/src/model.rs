@@ -280,6 +280,11 @@ impl Report {
         self.findings.iter().find(|f| f.id == id)
     }
 
+    /// The full report as pretty-printed JSON text (see [`Report::to_json`]).
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(&self.to_json()).expect("JSON values serialize")
+    }
+
     /// The full report as a JSON value following `report.schema.json`.
     pub fn to_json(&self) -> serde_json::Value {
         let findings: Vec<serde_json::Value> = self

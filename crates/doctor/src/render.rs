@@ -54,7 +54,7 @@ pub fn render(report: &Report, style: Style) -> String {
                 f.title
             );
             let _ = writeln!(out, "          found: {}", f.found);
-            if f.status != Status::Ok || style.explain {
+            if !matches!(f.status, Status::Ok | Status::Unknown) || style.explain {
                 let _ = writeln!(out, "          do:    {}", f.recommendation);
             }
             if style.explain {
