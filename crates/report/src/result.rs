@@ -1,0 +1,283 @@
+//! What a bench run hands to the writers: configuration echo, and per-worker counts and
+//! histograms, exactly as the workers kept them (the writers merge).
+use crate::latency::Recorder;
+use std::time::Duration;
+
+/// The run's configuration, echoed into every report.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    /// Target URLs, taken in turn.
+    pub urls: Vec<String>,
+    /// HTTP method.
+    pub method: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Connections requested.
+    pub connections: usize,
+    /// Requests in flight per connection.
+    pub pipeline: usize,
+    /// `None` for the closed model; the global arrival rate for the open model.
+    pub rate_per_s: Option<f64>,
+    /// `"uniform"` or `"poisson"` (open model only).
+    pub arrival: Option<String>,
+    /// Planned measured duration (after warm-up), when run by time.
+    pub duration: Option<Duration>,
+    /// Planned request count, when run by count.
+    pub requests: Option<u64>,
+    /// Warm-up excluded from every statistic.
+    pub warmup: Duration,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Whether connections are kept alive between requests.
+    pub keep_alive: bool,
+    /// Requests per connection before the client reopens it (`None`: unlimited).
+    pub requests_per_conn: Option<u64>,
+    /// CPUs the workers were pinned to, in worker order.
+    pub cpus: Vec<usize>,
+    /// CPU the embedded server ran on, when there was one.
+    pub server_cpu: Option<usize>,
+}
+
+/// Failures by class. Counts are events (one per failed request or connect attempt).
+#[derive(Debug, Clone)]
+pub struct Errors {
+    /// Connect refused (ECONNREFUSED).
+    pub connect_refused: u64,
+    /// Connect did not finish within the connect timeout.
+    pub connect_timeout: u64,
+    /// Any other connect failure (EADDRNOTAVAIL, ENETUNREACH, …).
+    pub connect_other: u64,
+    /// Reset, or EOF in the middle of a response head.
+    pub read: u64,
+    /// A send failed.
+    pub write: u64,
+    /// A request got no complete response within the timeout (counted once, then the
+    /// connection is reopened).
+    pub timeout: u64,
+    /// The response could not be parsed.
+    pub parse: u64,
+    /// The peer closed before the framed body was complete.
+    pub body_length: u64,
+    /// Responses by status code (index = code, 0..1000).
+    pub status: Box<[u64; 1000]>,
+}
+
+impl Default for Errors {
+    fn default() -> Self {
+        Self {
+            connect_refused: 0,
+            connect_timeout: 0,
+            connect_other: 0,
+            read: 0,
+            write: 0,
+            timeout: 0,
+            parse: 0,
+            body_length: 0,
+            status: Box::new([0; 1000]),
+        }
+    }
+}
+
+impl Errors {
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &Errors) {
+        self.connect_refused += other.connect_refused;
+        self.connect_timeout += other.connect_timeout;
+        self.connect_other += other.connect_other;
+        self.read += other.read;
+        self.write += other.write;
+        self.timeout += other.timeout;
+        self.parse += other.parse;
+        self.body_length += other.body_length;
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
+    }
+
+    /// Responses whose status is not 2xx or 3xx.
+    pub fn bad_status(&self) -> u64 {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(code, _)| !(200..400).contains(code))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Every failure of every class, bad statuses included.
+    pub fn total(&self) -> u64 {
+        self.connect_refused
+            + self.connect_timeout
+            + self.connect_other
+            + self.read
+            + self.write
+            + self.timeout
+            + self.parse
+            + self.body_length
+            + self.bad_status()
+    }
+
+    /// Non-zero status codes with their counts, in code order.
+    pub fn status_counts(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| (code as u16, *n))
+    }
+}
+
+/// Connection accounting: did the run reach the concurrency it asked for?
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnCounts {
+    /// Connect attempts that succeeded (initial and reconnects).
+    pub established: u64,
+    /// Connect attempts that failed.
+    pub failed: u64,
+    /// Connections opened to replace one that closed (after its first).
+    pub reconnects: u64,
+    /// Most connections open at once.
+    pub peak_open: u64,
+}
+
+impl ConnCounts {
+    /// Adds another worker's counts; peaks add because workers hold disjoint connections.
+    pub fn add(&mut self, other: &ConnCounts) {
+        self.established += other.established;
+        self.failed += other.failed;
+        self.reconnects += other.reconnects;
+        self.peak_open += other.peak_open;
+    }
+}
+
+/// One worker's result.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerResult {
+    /// CPU it was pinned to, if pinned.
+    pub cpu: Option<usize>,
+    /// Complete responses in the measured window.
+    pub requests: u64,
+    /// Bytes received in the measured window.
+    pub bytes_read: u64,
+    /// Latency histograms of the measured window.
+    pub latency: Recorder,
+    /// Complete responses in each whole second of the measured window.
+    pub per_second: Vec<u64>,
+    /// CPU time the worker thread used in the measured window.
+    pub cpu_time: Duration,
+    /// Wall time of the worker's measured window.
+    pub wall_time: Duration,
+    /// Voluntary plus involuntary context switches of the thread, whole run.
+    pub context_switches: u64,
+    /// Failures by class (measured window).
+    pub errors: Errors,
+    /// Connection accounting (whole run, warm-up included: connections open during it).
+    pub conns: ConnCounts,
+}
+
+/// A finished run: configuration plus every worker's result.
+#[derive(Debug, Clone, Default)]
+pub struct RunResult {
+    /// Configuration echo.
+    pub info: RunInfo,
+    /// Measured wall time (warm-up excluded).
+    pub elapsed: Duration,
+    /// Workers, in order.
+    pub workers: Vec<WorkerResult>,
+}
+
+impl RunResult {
+    /// All workers' histograms merged without loss.
+    pub fn merged_latency(&self) -> Recorder {
+        let mut all = Recorder::new();
+        for w in &self.workers {
+            all.add(&w.latency);
+        }
+        all
+    }
+
+    /// All workers' errors summed.
+    pub fn merged_errors(&self) -> Errors {
+        let mut all = Errors::default();
+        for w in &self.workers {
+            all.add(&w.errors);
+        }
+        all
+    }
+
+    /// All workers' connection counts summed.
+    pub fn merged_conns(&self) -> ConnCounts {
+        let mut all = ConnCounts::default();
+        for w in &self.workers {
+            all.add(&w.conns);
+        }
+        all
+    }
+
+    /// Complete responses, all workers.
+    pub fn requests(&self) -> u64 {
+        self.workers.iter().map(|w| w.requests).sum()
+    }
+
+    /// Bytes received, all workers.
+    pub fn bytes_read(&self) -> u64 {
+        self.workers.iter().map(|w| w.bytes_read).sum()
+    }
+
+    /// Responses per second over the measured window.
+    pub fn rps(&self) -> f64 {
+        per_s(self.requests() as f64, self.elapsed)
+    }
+
+    /// The highest busy share (thread CPU time over wall time) of any worker, 0–1.
+    pub fn max_busy(&self) -> f64 {
+        self.workers.iter().map(busy).fold(0.0, f64::max)
+    }
+
+    /// Client CPU time summed over workers.
+    pub fn client_cpu(&self) -> Duration {
+        self.workers.iter().map(|w| w.cpu_time).sum()
+    }
+
+    /// Client CPU ns per complete response (0 when none completed).
+    pub fn cpu_ns_per_request(&self) -> f64 {
+        let n = self.requests();
+        if n == 0 {
+            0.0
+        } else {
+            self.client_cpu().as_nanos() as f64 / n as f64
+        }
+    }
+
+    /// Whether the client, not the server, limited the run (a worker ≥ 90% busy).
+    pub fn client_bound(&self) -> bool {
+        self.max_busy() >= CLIENT_BOUND_BUSY
+    }
+
+    /// Whether every requested connection was open at once at some point.
+    pub fn concurrency_reached(&self) -> bool {
+        self.merged_conns().peak_open >= self.info.connections as u64
+    }
+}
+
+/// The busy share at which a run measures the client rather than the server. k6's docs say
+/// to keep a load generator under 80% CPU; at 90% its own queueing shows in the latency.
+pub const CLIENT_BOUND_BUSY: f64 = 0.90;
+
+/// A worker's busy share, 0–1.
+pub fn busy(w: &WorkerResult) -> f64 {
+    if w.wall_time.is_zero() {
+        0.0
+    } else {
+        (w.cpu_time.as_secs_f64() / w.wall_time.as_secs_f64()).min(1.0)
+    }
+}
+
+/// `n` per second of `d` (0 for a zero duration).
+pub fn per_s(n: f64, d: Duration) -> f64 {
+    if d.is_zero() {
+        0.0
+    } else {
+        n / d.as_secs_f64()
+    }
+}
