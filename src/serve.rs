@@ -1,11 +1,219 @@
-//! `twelve serve`: command-line flags and the glue to its library crate.
+//! `twelve serve`: command-line flags, the TechEmpower endpoints, and the glue to
+//! twelve-engine (start, print the listeners, wait for SIGTERM/SIGINT, drain).
+use anyhow::{Context, bail};
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+use twelve_engine::{Config, Limits, Request, Response, Router, Server, Steer, Timeouts};
+use twelve_sys::CpuList;
 
 /// Flags of `twelve serve`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Address to listen on (repeatable; IPv6 as [::1]:8080). Every worker gets its own
+    /// SO_REUSEPORT listener on each address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: Vec<String>,
+    /// Run workers on the first N CPUs of --cpus (default: one per CPU).
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// CPUs to run one pinned worker each on, kernel list syntax (0-3,8). Default: all online.
+    #[arg(long, value_name = "LIST")]
+    cpus: Option<String>,
+    /// How connections are steered to the worker of their receiving CPU: incoming-cpu
+    /// (SO_INCOMING_CPU), cbpf (CPU-index BPF program; needs --cpus 0-N, and only correct
+    /// while the listener group is never re-created), or none (kernel hash).
+    #[arg(long, value_name = "MODE", default_value = "incoming-cpu")]
+    steer: String,
+    /// Serve static files from this directory for GET/HEAD paths no route matches.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Seconds a request head may take, from its first byte (then 408).
+    #[arg(long, value_name = "SECS", default_value = "10")]
+    header_timeout: f64,
+    /// Seconds a request body may pause between reads (then 408).
+    #[arg(long, value_name = "SECS", default_value = "10")]
+    body_timeout: f64,
+    /// Seconds an idle keep-alive connection is kept (then closed silently).
+    #[arg(long, value_name = "SECS", default_value = "60")]
+    keep_alive_timeout: f64,
+    /// Seconds a response may make no progress because the client stopped reading.
+    #[arg(long, value_name = "SECS", default_value = "30")]
+    send_timeout: f64,
+    /// Seconds of lingering close (read and discard after the last response).
+    #[arg(long, value_name = "SECS", default_value = "2")]
+    linger_timeout: f64,
+    /// Seconds to finish in-flight requests after SIGTERM/SIGINT before closing the rest.
+    #[arg(long, value_name = "SECS", default_value = "10")]
+    drain_timeout: f64,
+    /// Longest request-line in bytes (longer: 414).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.request_line_bytes)]
+    max_request_line: usize,
+    /// Longest header field line in bytes (longer: 431).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.header_line_bytes)]
+    max_header_line: usize,
+    /// Longest request head in bytes (longer: 431).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.head_bytes)]
+    max_head: usize,
+    /// Most header field lines (more: 431; at most 128).
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT.headers)]
+    max_headers: usize,
+    /// Largest request body in bytes (larger: 413).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.body_bytes)]
+    max_body: u64,
+    /// Most open connections per worker; more wait in the accept queue.
+    #[arg(long, value_name = "N", default_value = "100000")]
+    max_conns: usize,
+    /// SO_BUSY_POLL microseconds on the listeners (inherited by connections). A no-op on
+    /// loopback, which has no NAPI ID to poll.
+    #[arg(long, value_name = "USECS")]
+    busy_poll: Option<u32>,
+    /// Path of the Prometheus metrics endpoint.
+    #[arg(long, value_name = "PATH", default_value = "/metrics")]
+    metrics_path: String,
+    /// Do not serve metrics.
+    #[arg(long)]
+    no_metrics: bool,
+}
+
+/// The TechEmpower JSON message, serialized by serde_json on every request ("Realistic" rules:
+/// no cached body).
+#[derive(Serialize)]
+struct Message {
+    message: &'static str,
+}
 
 /// Runs `twelve serve`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`twelve serve` is being built in this change")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = config(&args)?;
+    let router = router(&args)?;
+    let handle = Server::new(config.clone(), router)
+        .start()
+        .context("starting the server (--listen, --cpus, --steer)")?;
+    for addr in handle.local_addrs() {
+        println!(
+            "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {:?})",
+            handle.cpus().len(),
+            config.cpus,
+            config.steer
+        );
+    }
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ])
+    .context("installing the SIGTERM/SIGINT handlers")?;
+    if let Some(sig) = signals.forever().next() {
+        eprintln!("twelve serve: signal {sig}, draining (--drain-timeout)");
+    }
+    handle.shutdown();
+    handle.join();
+    Ok(ExitCode::SUCCESS)
+}
+
+fn config(args: &Args) -> anyhow::Result<Config> {
+    let mut listen = Vec::new();
+    for a in &args.listen {
+        let addr: SocketAddr = a
+            .parse()
+            .with_context(|| format!("--listen {a}: expected IP:PORT or [IPv6]:PORT"))?;
+        listen.push(addr);
+    }
+    let mut cpus = match &args.cpus {
+        Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
+        None => twelve_sys::cpus::online(),
+    };
+    if let Some(n) = args.workers {
+        if n == 0 {
+            bail!("--workers 0: need at least one worker");
+        }
+        cpus = cpus.first(n);
+    }
+    let steer = match args.steer.as_str() {
+        "incoming-cpu" => Steer::IncomingCpu,
+        "cbpf" => Steer::Cbpf,
+        "none" => Steer::None,
+        other => bail!("--steer {other}: expected incoming-cpu, cbpf or none"),
+    };
+    if args.max_headers > 128 {
+        bail!("--max-headers {}: at most 128", args.max_headers);
+    }
+    let limits = Limits {
+        request_line_bytes: args.max_request_line,
+        header_line_bytes: args.max_header_line,
+        head_bytes: args.max_head,
+        headers: args.max_headers,
+        body_bytes: args.max_body,
+        ..Limits::DEFAULT
+    };
+    let timeouts = Timeouts {
+        header: secs("--header-timeout", args.header_timeout)?,
+        body_idle: secs("--body-timeout", args.body_timeout)?,
+        keep_alive: secs("--keep-alive-timeout", args.keep_alive_timeout)?,
+        send: secs("--send-timeout", args.send_timeout)?,
+        linger: secs("--linger-timeout", args.linger_timeout)?,
+    };
+    if let Some(root) = &args.root
+        && !root.is_dir()
+    {
+        bail!("--root {}: not a directory", root.display());
+    }
+    if !args.no_metrics && !args.metrics_path.starts_with('/') {
+        bail!("--metrics-path {}: must start with /", args.metrics_path);
+    }
+    if args.max_conns == 0 {
+        bail!("--max-conns 0: need at least one connection per worker");
+    }
+    Ok(Config {
+        listen,
+        cpus,
+        steer,
+        timeouts,
+        limits,
+        max_conns_per_worker: args.max_conns,
+        busy_poll_us: args.busy_poll,
+        metrics_path: (!args.no_metrics).then(|| args.metrics_path.clone()),
+        root: args.root.clone(),
+        drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
+        ..Config::default()
+    })
+}
+
+fn secs(flag: &str, value: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .with_context(|| format!("{flag} {value}: expected a positive number of seconds"))
+}
+
+fn router(args: &Args) -> anyhow::Result<Router> {
+    let router = Router::new()
+        .get(
+            "/json",
+            |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
+                res.send_with(200, "application/json", &[], |buf| {
+                    let msg = Message {
+                        message: "Hello, World!",
+                    };
+                    // Writing into a Vec cannot fail.
+                    let _ = serde_json::to_writer(buf, &msg);
+                })
+            },
+        )
+        .get(
+            "/plaintext",
+            |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
+                res.send(200, "text/plain", &[], b"Hello, World!")
+            },
+        );
+    if let Some(root) = &args.root {
+        // Static files (crates/engine/src/files) are wired here once that module lands.
+        bail!(
+            "--root {}: static files are not available in this build yet",
+            root.display()
+        );
+    }
+    Ok(router)
 }

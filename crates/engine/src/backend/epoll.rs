@@ -1,0 +1,424 @@
+//! The epoll backend: one worker's event loop over its listeners, its connections, its timer
+//! wheel and its wake-up eventfd.
+//!
+//! Every socket is registered once, edge-triggered, for `EPOLLIN | EPOLLOUT | EPOLLRDHUP`, and
+//! never modified: an `EPOLLOUT` edge only comes after a send found the socket buffer full
+//! (`sk_stream_write_space` wakes only with `SOCK_NOSPACE` set), so keeping it registered
+//! costs nothing on the fast path and saves two `epoll_ctl` calls per partial send.
+
+use super::{Io, Verdict, pump};
+use crate::conn::{Conn, Ctx, Phase};
+use crate::metrics::WorkerMetrics;
+use crate::timer::{Entry, Wheel};
+use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags, Shutdown, SocketFlags, sockopt};
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Token of the wake-up eventfd.
+const WAKE: u64 = u64::MAX;
+/// Tokens of listeners: `LISTENER_BASE - i`.
+const LISTENER_BASE: u64 = u64::MAX - 1;
+/// How long a listener rests after EMFILE/ENFILE before accepting again.
+const EMFILE_PAUSE_MS: u64 = 100;
+/// Events taken per `epoll_wait`.
+const EVENTS: usize = 512;
+
+/// Everything one worker owns, handed to it by the server.
+pub(crate) struct WorkerSetup {
+    pub(crate) cpu: usize,
+    pub(crate) listeners: Vec<OwnedFd>,
+    pub(crate) wake: Arc<OwnedFd>,
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) ctx: Ctx,
+    pub(crate) max_conns: usize,
+    pub(crate) drain_timeout_ms: u64,
+    pub(crate) check_steering: bool,
+}
+
+/// The real socket, for [`pump`].
+struct Socket<'a>(BorrowedFd<'a>);
+
+impl Io for Socket<'_> {
+    #[inline]
+    fn recv(&mut self, buf: &mut Vec<u8>) -> Result<usize, Errno> {
+        rustix::net::recv(
+            self.0,
+            rustix::buffer::spare_capacity(buf),
+            RecvFlags::empty(),
+        )
+        .map(|(n, _)| n)
+    }
+
+    #[inline]
+    fn send(&mut self, bytes: &[u8]) -> Result<usize, Errno> {
+        rustix::net::send(self.0, bytes, SendFlags::NOSIGNAL)
+    }
+
+    fn sendfile(&mut self, file: &File, offset: u64, len: usize) -> Result<usize, Errno> {
+        let mut off = offset;
+        rustix::fs::sendfile(self.0, file, Some(&mut off), len)
+    }
+
+    fn shutdown_write(&mut self) -> Result<(), Errno> {
+        rustix::net::shutdown(self.0, Shutdown::Write)
+    }
+}
+
+struct Live {
+    fd: OwnedFd,
+    conn: Conn,
+}
+
+/// A worker's connections, indexed by the low 32 bits of their token; the high 32 bits are a
+/// generation, so a stale timer entry or event never reaches a recycled slot.
+struct Slab {
+    slots: Vec<Option<Live>>,
+    gens: Vec<u32>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl Slab {
+    fn get(&mut self, token: u64) -> Option<&mut Live> {
+        let idx = (token & 0xffff_ffff) as usize;
+        let gen_ = (token >> 32) as u32;
+        if self.gens.get(idx) != Some(&gen_) {
+            return None;
+        }
+        self.slots[idx].as_mut()
+    }
+
+    fn insert(&mut self, live: Live) -> u64 {
+        let idx = match self.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                self.slots.push(None);
+                self.gens.push(0);
+                self.slots.len() - 1
+            }
+        };
+        self.slots[idx] = Some(live);
+        self.len += 1;
+        (u64::from(self.gens[idx]) << 32) | idx as u64
+    }
+
+    fn remove(&mut self, token: u64) -> Option<Live> {
+        let idx = (token & 0xffff_ffff) as usize;
+        let live = self.slots[idx].take()?;
+        self.gens[idx] = self.gens[idx].wrapping_add(1);
+        self.free.push(idx as u32);
+        self.len -= 1;
+        Some(live)
+    }
+
+    fn tokens(&self) -> Vec<u64> {
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].is_some())
+            .map(|i| (u64::from(self.gens[i]) << 32) | i as u64)
+            .collect()
+    }
+}
+
+struct Worker {
+    epoll: OwnedFd,
+    setup: WorkerSetup,
+    slab: Slab,
+    wheel: Wheel,
+    due: Vec<Entry>,
+    /// EMFILE/ENFILE pause: accept again at this time.
+    paused_until: Option<u64>,
+    /// Stopped accepting at `max_conns`; accept again when a connection closes.
+    full: bool,
+    drain_deadline: Option<u64>,
+}
+
+/// The monotonic clock in milliseconds (vDSO, no syscall).
+fn now_ms() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (t.tv_sec as u64) * 1000 + (t.tv_nsec as u64) / 1_000_000
+}
+
+/// Runs a worker until it has drained after a stop request. The caller pinned the thread.
+pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
+    let epoll = match prepare(&setup) {
+        Ok(e) => e,
+        Err(e) => return ready(Err(e)),
+    };
+    ready(Ok(()));
+    let now = now_ms();
+    let tick = crate::config::Timeouts::TICK.as_millis() as u64;
+    let mut w = Worker {
+        epoll,
+        setup,
+        slab: Slab {
+            slots: Vec::new(),
+            gens: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+        },
+        wheel: Wheel::new(now, tick),
+        due: Vec::new(),
+        paused_until: None,
+        full: false,
+        drain_deadline: None,
+    };
+    w.run();
+}
+
+fn prepare(setup: &WorkerSetup) -> std::io::Result<OwnedFd> {
+    let ep = epoll::create(CreateFlags::CLOEXEC)?;
+    for (i, l) in setup.listeners.iter().enumerate() {
+        epoll::add(
+            &ep,
+            l,
+            EventData::new_u64(LISTENER_BASE - i as u64),
+            EventFlags::IN | EventFlags::ET,
+        )?;
+    }
+    epoll::add(
+        &ep,
+        &*setup.wake,
+        EventData::new_u64(WAKE),
+        EventFlags::IN | EventFlags::ET,
+    )?;
+    Ok(ep)
+}
+
+impl Worker {
+    fn metrics(&self) -> &WorkerMetrics {
+        self.setup.ctx.metrics()
+    }
+
+    fn run(&mut self) {
+        let mut events: Vec<Event> = Vec::with_capacity(EVENTS);
+        loop {
+            let now = now_ms();
+            if let Some(d) = self.drain_deadline
+                && (self.slab.len == 0 || now >= d)
+            {
+                self.close_all();
+                return;
+            }
+            let timeout = self.timeout_ms(now).map(|ms| rustix::time::Timespec {
+                tv_sec: (ms / 1000) as i64,
+                tv_nsec: ((ms % 1000) * 1_000_000) as i64,
+            });
+            events.clear();
+            match epoll::wait(
+                &self.epoll,
+                rustix::buffer::spare_capacity(&mut events),
+                timeout.as_ref(),
+            ) {
+                Ok(_) | Err(Errno::INTR) => {}
+                Err(_) => return,
+            }
+            let now = now_ms();
+            for ev in &events {
+                let token = ev.data.u64();
+                let flags = ev.flags;
+                if token == WAKE {
+                    self.on_wake(now);
+                } else if token > LISTENER_BASE - self.setup.listeners.len() as u64 {
+                    self.accept((LISTENER_BASE - token) as usize, now);
+                } else {
+                    let readable = flags.intersects(
+                        EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR,
+                    );
+                    self.drive(token, readable, now);
+                }
+            }
+            self.expire_timers(now);
+            if self.paused_until.is_some_and(|t| now >= t) {
+                self.paused_until = None;
+                self.accept_all(now);
+            }
+            if self.full && self.slab.len < self.setup.max_conns {
+                self.full = false;
+                self.accept_all(now);
+            }
+        }
+    }
+
+    fn timeout_ms(&self, now: u64) -> Option<u64> {
+        let mut t = self.wheel.timeout_ms(now);
+        if let Some(p) = self.paused_until {
+            let left = p.saturating_sub(now);
+            t = Some(t.map_or(left, |x| x.min(left)));
+        }
+        if let Some(d) = self.drain_deadline {
+            let left = d.saturating_sub(now);
+            t = Some(t.map_or(left, |x| x.min(left)));
+        }
+        t
+    }
+
+    /// Runs one connection and applies the verdict.
+    fn drive(&mut self, token: u64, readable: bool, now: u64) {
+        let Some(live) = self.slab.get(token) else {
+            return;
+        };
+        let mut io = Socket(live.fd.as_fd());
+        let verdict = pump(&mut live.conn, &mut io, readable, now, &mut self.setup.ctx);
+        match verdict {
+            Verdict::Open => self.sync_timer(token),
+            Verdict::Close => self.close(token),
+            Verdict::Reset => {
+                self.metrics().resets.inc();
+                self.close(token);
+            }
+        }
+    }
+
+    /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
+    fn sync_timer(&mut self, token: u64) {
+        let t = self.setup.ctx.timeouts;
+        let Some(live) = self.slab.get(token) else {
+            return;
+        };
+        if let Some((at, _)) = live.conn.deadline(&t)
+            && (live.conn.timer_at == 0 || at < live.conn.timer_at)
+        {
+            live.conn.timer_at = at;
+            self.wheel.insert(token, at);
+        }
+    }
+
+    fn expire_timers(&mut self, now: u64) {
+        let mut due = std::mem::take(&mut self.due);
+        self.wheel.expire(now, &mut due);
+        for e in due.drain(..) {
+            let t = self.setup.ctx.timeouts;
+            let Some(live) = self.slab.get(e.token) else {
+                continue;
+            };
+            if live.conn.timer_at != e.at_ms {
+                continue; // superseded by an earlier entry
+            }
+            live.conn.timer_at = 0;
+            match live.conn.deadline(&t) {
+                Some((at, kind)) if at <= now => {
+                    live.conn.on_timeout(kind, &mut self.setup.ctx);
+                    self.drive(e.token, false, now);
+                }
+                Some(_) | None => self.sync_timer(e.token),
+            }
+        }
+        self.due = due;
+    }
+
+    fn close(&mut self, token: u64) {
+        if let Some(mut live) = self.slab.remove(token) {
+            live.conn.release(&mut self.setup.ctx);
+            // Dropping the fd closes it, which also removes it from the epoll set.
+            drop(live);
+            let m = self.metrics();
+            m.closes.inc();
+            m.open_conns.set(self.slab.len as u64);
+        }
+    }
+
+    fn close_all(&mut self) {
+        for token in self.slab.tokens() {
+            self.close(token);
+        }
+    }
+
+    fn accept_all(&mut self, now: u64) {
+        for i in 0..self.setup.listeners.len() {
+            self.accept(i, now);
+        }
+    }
+
+    /// `accept4` until EAGAIN (the listener is edge-triggered), `max_conns`, or EMFILE.
+    fn accept(&mut self, i: usize, now: u64) {
+        if self.paused_until.is_some() || self.full {
+            return;
+        }
+        loop {
+            if self.slab.len >= self.setup.max_conns {
+                // Leave the rest in the accept queue; resumed when a connection closes.
+                self.full = true;
+                self.metrics().max_conns_pauses.inc();
+                return;
+            }
+            let Some(listener) = self.setup.listeners.get(i) else {
+                return;
+            };
+            let fd = match rustix::net::accept_with(
+                listener,
+                SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+            ) {
+                Ok(fd) => fd,
+                Err(Errno::INTR | Errno::CONNABORTED) => continue,
+                Err(Errno::AGAIN) => return,
+                Err(Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM) => {
+                    // Out of descriptors: the queued connection stays queued and, with an
+                    // edge-triggered listener, causes no further wake-ups; try again later
+                    // instead of spinning on the error.
+                    self.paused_until = Some(now + EMFILE_PAUSE_MS);
+                    self.metrics().emfile_pauses.inc();
+                    return;
+                }
+                Err(_) => return,
+            };
+            self.add_conn(fd, now);
+        }
+    }
+
+    fn add_conn(&mut self, fd: OwnedFd, now: u64) {
+        // Small responses must leave at once, not wait for Nagle's ACK clock.
+        let _ = sockopt::set_tcp_nodelay(&fd, true);
+        let m = self.setup.ctx.metrics();
+        m.accepts.inc();
+        if self.setup.check_steering
+            && twelve_sys::net::incoming_cpu(fd.as_fd()).ok() != Some(self.setup.cpu as u32)
+        {
+            m.steer_misses.inc();
+        }
+        let token = self.slab.insert(Live {
+            fd,
+            conn: Conn::new(now),
+        });
+        let live = self.slab.get(token).expect("just inserted");
+        let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
+        if epoll::add(&self.epoll, &live.fd, EventData::new_u64(token), flags).is_err() {
+            self.close(token);
+            return;
+        }
+        self.metrics().open_conns.set(self.slab.len as u64);
+        self.sync_timer(token);
+    }
+
+    fn on_wake(&mut self, now: u64) {
+        let mut buf = [0u8; 8];
+        let _ = rustix::io::read(&*self.setup.wake, &mut buf);
+        if !self.setup.stop.load(Ordering::Acquire) || self.drain_deadline.is_some() {
+            return;
+        }
+        // Stop accepting: take what is already queued (closing a reuseport listener resets
+        // its queued connections, kernel-facts.md), then close the listeners.
+        self.setup.ctx.draining = true;
+        self.paused_until = None;
+        self.full = false;
+        let max = self.setup.max_conns;
+        self.setup.max_conns = usize::MAX;
+        self.accept_all(now);
+        self.setup.max_conns = max;
+        for l in self.setup.listeners.drain(..) {
+            let _ = epoll::delete(&self.epoll, &l);
+        }
+        self.drain_deadline = Some(now + self.setup.drain_timeout_ms);
+        for token in self.slab.tokens() {
+            if let Some(live) = self.slab.get(token) {
+                live.conn.start_drain();
+                if live.conn.phase() == Phase::Closed {
+                    self.close(token);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! `Config`: everything a [`Server`](crate::Server) needs to start, with the defaults of
+//! `twelve serve`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+use twelve_sys::CpuList;
+
+/// How connections are spread over the per-CPU listeners of one reuseport group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Steer {
+    /// `SO_INCOMING_CPU = cpu` on each worker's listener: the kernel prefers the listener of
+    /// the CPU that received the connection's packets. Survives listeners being re-created
+    /// (../shared/spec/kernel-facts.md), so it is the default.
+    #[default]
+    IncomingCpu,
+    /// The study's two-instruction classic-BPF program returning the receiving CPU as an index
+    /// into the group. Correct only while the group is never re-created, and only when the
+    /// workers cover CPUs `0..n` in order (see [`twelve_sys::net::attach_reuseport_cpu_cbpf`]).
+    Cbpf,
+    /// No preference: the kernel's 4-tuple hash picks a listener.
+    None,
+}
+
+/// Time limits of a connection. Each is enforced on the worker's timer wheel with a
+/// resolution of [`Timeouts::TICK`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The whole request head must arrive within this, counted from its first byte; a client
+    /// trickling bytes (slowloris) never resets it. Expiry: 408 and close.
+    pub header: Duration,
+    /// Longest pause between two reads of a request body. Expiry: 408 and close.
+    pub body_idle: Duration,
+    /// Longest an idle keep-alive connection (or a new one that sent nothing) is kept. Expiry:
+    /// silent close, never a 408 (the client sent no request; HAProxy's behaviour).
+    pub keep_alive: Duration,
+    /// Longest a pending response may make no progress because the peer stopped reading.
+    /// Expiry: close.
+    pub send: Duration,
+    /// Lingering close: after the last response of a closing connection, how long to keep
+    /// reading and discarding before `close` (RFC 9112 §9.6: a plain close with unread input
+    /// sends a RST that can destroy the response in flight).
+    pub linger: Duration,
+}
+
+impl Timeouts {
+    /// Resolution of every timeout: the timer wheel's tick.
+    pub const TICK: Duration = Duration::from_millis(50);
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            header: Duration::from_secs(10),
+            body_idle: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(60),
+            send: Duration::from_secs(30),
+            linger: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What the server listens on, where its workers run, and every bound it enforces.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Addresses to listen on. Every worker has its own `SO_REUSEPORT` listener on each.
+    /// Port 0 picks a free port (the same one for every worker); see
+    /// [`ServerHandle::local_addrs`](crate::ServerHandle::local_addrs).
+    pub listen: Vec<SocketAddr>,
+    /// One worker per CPU of this list, pinned to it. Default: every online CPU.
+    pub cpus: CpuList,
+    /// Steering of new connections to the worker of their receiving CPU.
+    pub steer: Steer,
+    /// Connection timeouts.
+    pub timeouts: Timeouts,
+    /// The HTTP codec's limits (line, head, header count, body sizes).
+    pub limits: twelve_http::Limits,
+    /// Most open connections per worker; beyond it, new connections wait in the accept queue.
+    pub max_conns_per_worker: usize,
+    /// `SO_BUSY_POLL` microseconds on every listener (inherited by accepted sockets); a no-op
+    /// on loopback, which has no NAPI ID.
+    pub busy_poll_us: Option<u32>,
+    /// Path answering Prometheus text metrics (`GET`/`HEAD`); `None` turns it off.
+    pub metrics_path: Option<String>,
+    /// Directory of static files served for `GET`/`HEAD` requests no route matched.
+    pub root: Option<PathBuf>,
+    /// After [`ServerHandle::shutdown`](crate::ServerHandle::shutdown), longest the workers
+    /// finish in-flight requests before closing what remains.
+    pub drain_timeout: Duration,
+    /// Unsent response bytes above which a connection stops reading and parsing
+    /// (backpressure), until the peer reads.
+    pub write_high_water: usize,
+    /// Count accepted connections whose receiving CPU (`SO_INCOMING_CPU` read back) is not the
+    /// worker's CPU, in the `steer_misses` metric. Costs one `getsockopt` per accept.
+    pub check_steering: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: vec![SocketAddr::from(([127, 0, 0, 1], 8080))],
+            cpus: twelve_sys::cpus::online(),
+            steer: Steer::default(),
+            timeouts: Timeouts::default(),
+            limits: twelve_http::Limits::default(),
+            max_conns_per_worker: 100_000,
+            busy_poll_us: None,
+            metrics_path: Some("/metrics".to_owned()),
+            root: None,
+            drain_timeout: Duration::from_secs(10),
+            write_high_water: 256 * 1024,
+            check_steering: false,
+        }
+    }
+}
+
+impl Config {
+    /// A config for tests and embedding: one listener on `127.0.0.1:0` (a free port), the
+    /// given number of workers on the first online CPUs, defaults otherwise.
+    pub fn loopback(workers: usize) -> Self {
+        Self {
+            listen: vec![SocketAddr::from(([127, 0, 0, 1], 0))],
+            cpus: twelve_sys::cpus::online().first(workers.max(1)),
+            ..Self::default()
+        }
+    }
+}

@@ -1,0 +1,579 @@
+//! The sans-I/O connection state machine: bytes in, response bytes (or a file range) and
+//! actions out. It never sees a socket; a backend (epoll today, io_uring later) moves bytes
+//! between the kernel and it (see `backend`), so every rule here is unit-tested without one.
+//!
+//! Life of a connection (RFC 9112 §9): `Idle` (no request bytes; keep-alive timer) → `Head`
+//! (bytes of a head; header timer from its first byte, never reset) → `Body` (head complete,
+//! body incomplete; body idle timer) → back to `Idle`/`Head` after each response. A response
+//! that closes (error, `Connection: close`, HTTP/1.0, drain, EOF) stops request processing;
+//! once its bytes are out the backend shuts down the write side and the connection lingers
+//! (`Linger`: read and discard until EOF or the linger timeout, RFC 9112 §9.6), then closes.
+
+use crate::config::Timeouts;
+use crate::metrics::{MetricsSnapshot, TimeoutKind, WorkerMetrics};
+use crate::pool::Pool;
+use crate::response::{FileBody, Response, may_continue};
+use crate::router::Router;
+use std::fs::File;
+use std::sync::Arc;
+use twelve_http::{
+    BodyFraming, ChunkedDecoder, Header, Limits, ParseError, Request, Status, encode_continue,
+    encode_error, parse_request,
+};
+
+/// Header array size: requests with more field lines than this (or than `Limits::headers`,
+/// whichever is smaller) get 431.
+const MAX_HEADERS: usize = 128;
+
+/// Read space below which the read buffer grows before the next `recv`.
+const MIN_READ_SPACE: usize = 1024;
+
+/// Everything a worker's connections share: the router, limits, counters, buffers. Owned by
+/// one worker thread; never shared across threads except the `Arc`ed immutable parts.
+pub(crate) struct Ctx {
+    pub(crate) router: Arc<Router>,
+    pub(crate) limits: Limits,
+    pub(crate) timeouts: TimeoutsMs,
+    pub(crate) all_metrics: Arc<Vec<(usize, WorkerMetrics)>>,
+    /// This worker's index in `all_metrics`.
+    pub(crate) me: usize,
+    pub(crate) metrics_path: Option<String>,
+    /// Set once shutdown began: every response closes its connection.
+    pub(crate) draining: bool,
+    pub(crate) high_water: usize,
+    pub(crate) pool: Pool,
+    /// Scratch for `Response::send_with`.
+    pub(crate) scratch: Vec<u8>,
+}
+
+impl Ctx {
+    #[inline]
+    pub(crate) fn metrics(&self) -> &WorkerMetrics {
+        &self.all_metrics[self.me].1
+    }
+}
+
+/// [`Timeouts`] in milliseconds, for arithmetic on the worker's clock.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TimeoutsMs {
+    pub(crate) header: u64,
+    pub(crate) body: u64,
+    pub(crate) keep_alive: u64,
+    pub(crate) send: u64,
+    pub(crate) linger: u64,
+}
+
+impl From<&Timeouts> for TimeoutsMs {
+    fn from(t: &Timeouts) -> Self {
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        Self {
+            header: ms(t.header),
+            body: ms(t.body_idle),
+            keep_alive: ms(t.keep_alive),
+            send: ms(t.send),
+            linger: ms(t.linger),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Idle,
+    Head,
+    Body,
+    Linger,
+    Closed,
+}
+
+/// What the backend should send next.
+#[derive(Debug)]
+pub(crate) enum Output<'a> {
+    Bytes(&'a [u8]),
+    File(&'a File, u64, usize),
+    Nothing,
+}
+
+/// What the backend should do once the output is flushed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Wait for readiness.
+    Wait,
+    /// Shut down the write side (`shutdown(SHUT_WR)`), then call [`Conn::write_shut`].
+    ShutdownWrite,
+    /// Close the socket.
+    Close,
+}
+
+/// A chunked body being decoded: the head stays at the front of the read buffer, decoded
+/// data goes to `body`, consumed framing is cut out of the read buffer.
+#[derive(Debug)]
+struct Chunked {
+    decoder: ChunkedDecoder,
+    body: Vec<u8>,
+}
+
+/// One connection's protocol state and buffers.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    /// Received bytes not yet answered; no capacity while idle (pooled).
+    read: Vec<u8>,
+    /// Response bytes; `write[sent..]` is unsent; no capacity while idle (pooled).
+    write: Vec<u8>,
+    sent: usize,
+    file: Option<FileBody>,
+    chunked: Option<Box<Chunked>>,
+    phase: Phase,
+    /// Start of the phase's timer: first byte of the head, last body progress, idle since.
+    since_ms: u64,
+    /// Last time a send made progress (the send timer, while output is pending).
+    send_since_ms: u64,
+    continue_sent: bool,
+    /// A closing response is queued: no more requests are processed.
+    closing: bool,
+    eof: bool,
+    /// Reading stopped (backpressure) before the socket reported it was drained.
+    pub(crate) unread: bool,
+    /// The deadline of this connection's entry in the timer wheel (0: none).
+    pub(crate) timer_at: u64,
+}
+
+impl Conn {
+    pub(crate) fn new(now_ms: u64) -> Self {
+        Self {
+            read: Vec::new(),
+            write: Vec::new(),
+            sent: 0,
+            file: None,
+            chunked: None,
+            phase: Phase::Idle,
+            since_ms: now_ms,
+            send_since_ms: now_ms,
+            continue_sent: false,
+            closing: false,
+            eof: false,
+            unread: false,
+            timer_at: 0,
+        }
+    }
+
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Idle with nothing to send: may be closed at once when the server drains.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.phase == Phase::Idle && !self.has_output()
+    }
+
+    fn has_output(&self) -> bool {
+        self.sent < self.write.len() || self.file.is_some()
+    }
+
+    fn pending(&self) -> usize {
+        self.write.len() - self.sent
+    }
+
+    /// The buffer to `recv` into (bytes go to its spare capacity), or `None` when the
+    /// connection must not read now (closed, EOF seen, or backpressure).
+    pub(crate) fn read_buf(&mut self, ctx: &mut Ctx) -> Option<&mut Vec<u8>> {
+        if self.phase == Phase::Closed || self.eof {
+            return None;
+        }
+        if self.phase != Phase::Linger
+            && (self.closing || self.file.is_some() || self.pending() > ctx.high_water)
+        {
+            self.unread = true;
+            return None;
+        }
+        if self.read.capacity() == 0 {
+            self.read = ctx.pool.take();
+        }
+        if self.read.capacity() - self.read.len() < MIN_READ_SPACE {
+            let grow = self.read.capacity().max(4096);
+            self.read.reserve(grow);
+        }
+        Some(&mut self.read)
+    }
+
+    /// The socket had no more bytes (EAGAIN): give an empty read buffer back to the pool.
+    pub(crate) fn drained(&mut self, ctx: &mut Ctx) {
+        self.unread = false;
+        if self.read.is_empty() && self.read.capacity() > 0 {
+            ctx.pool.give(std::mem::take(&mut self.read));
+        }
+    }
+
+    /// `n` bytes were appended to the read buffer: parse and answer what is complete.
+    pub(crate) fn on_read(&mut self, n: usize, now_ms: u64, ctx: &mut Ctx) {
+        ctx.metrics().bytes_in.add(n as u64);
+        match self.phase {
+            Phase::Linger => {
+                self.read.clear();
+                return;
+            }
+            Phase::Idle if n > 0 => {
+                self.phase = Phase::Head;
+                self.since_ms = now_ms;
+            }
+            Phase::Body => self.since_ms = now_ms,
+            _ => {}
+        }
+        self.process(now_ms, ctx);
+    }
+
+    /// The peer shut down its write side (recv returned 0).
+    pub(crate) fn on_eof(&mut self, ctx: &mut Ctx) {
+        self.eof = true;
+        self.unread = false;
+        if self.phase == Phase::Linger {
+            self.phase = Phase::Closed;
+            return;
+        }
+        // Whatever was complete has been answered; a partial request can never complete.
+        self.closing = true;
+        self.drop_input(ctx);
+    }
+
+    /// Parses and answers every complete request in the read buffer, in order, until one
+    /// closes the connection, a body is incomplete, or output passes the high-water mark.
+    fn process(&mut self, now_ms: u64, ctx: &mut Ctx) {
+        let mut pos = 0;
+        while !self.closing
+            && self.file.is_none()
+            && pos < self.read.len()
+            && self.pending() <= ctx.high_water
+        {
+            if self.write.capacity() == 0 {
+                self.write = ctx.pool.take();
+            }
+            match self.step(pos, now_ms, ctx) {
+                Step::Answered(used) => {
+                    pos += used;
+                    self.continue_sent = false;
+                    self.phase = Phase::Head;
+                    self.since_ms = now_ms;
+                }
+                Step::Wait => break,
+            }
+        }
+        if self.closing {
+            self.read.clear();
+        } else if pos > 0 {
+            self.read.drain(..pos);
+        }
+        if self.read.is_empty() && matches!(self.phase, Phase::Head) {
+            self.phase = Phase::Idle;
+            self.since_ms = now_ms;
+        }
+    }
+
+    /// Handles the request starting at `read[pos..]`.
+    fn step(&mut self, pos: usize, now_ms: u64, ctx: &mut Ctx) -> Step {
+        let mut headers = [Header::EMPTY; MAX_HEADERS];
+        let limits = ctx.limits;
+        let buf = &self.read[pos..];
+        let (head_len, expect) = match parse_request(buf, &mut headers, &limits) {
+            Err(e) => return self.reject(e, ctx),
+            Ok(Status::Partial) => return Step::Wait,
+            Ok(Status::Complete(req)) => match req.framing {
+                BodyFraming::None => {
+                    let close = dispatch(&req, b"", &mut self.write, &mut self.file, ctx);
+                    self.closing |= close;
+                    return Step::Answered(req.head_len);
+                }
+                BodyFraming::Length(n) => {
+                    // `n <= limits.body_bytes` (checked by the parser), so it fits in memory.
+                    let end = req
+                        .head_len
+                        .saturating_add(usize::try_from(n).unwrap_or(usize::MAX));
+                    if buf.len() >= end {
+                        let body = &buf[req.head_len..end];
+                        let close = dispatch(&req, body, &mut self.write, &mut self.file, ctx);
+                        self.closing |= close;
+                        return Step::Answered(end);
+                    }
+                    self.expect_body(buf.len() == req.head_len && may_continue(&req), now_ms);
+                    return Step::Wait;
+                }
+                BodyFraming::Chunked => (req.head_len, may_continue(&req)),
+            },
+        };
+        self.step_chunked(pos, head_len, expect, now_ms, ctx)
+    }
+
+    /// Enters (or stays in) the body phase; sends `100 Continue` once if the client waits
+    /// for it and no body byte has arrived (RFC 9110 §10.1.1).
+    fn expect_body(&mut self, send_continue: bool, now_ms: u64) {
+        if send_continue && !self.continue_sent {
+            encode_continue(&mut self.write);
+            self.continue_sent = true;
+        }
+        if self.phase != Phase::Body {
+            self.phase = Phase::Body;
+            self.since_ms = now_ms;
+        }
+    }
+
+    fn step_chunked(
+        &mut self,
+        pos: usize,
+        head_len: usize,
+        expect: bool,
+        now_ms: u64,
+        ctx: &mut Ctx,
+    ) -> Step {
+        let limits = ctx.limits;
+        let state = self.chunked.get_or_insert_with(|| {
+            Box::new(Chunked {
+                decoder: ChunkedDecoder::new(&limits),
+                body: Vec::new(),
+            })
+        });
+        let start = pos + head_len;
+        let raw = &self.read[start..];
+        let no_body_yet = raw.is_empty() && state.body.is_empty();
+        let mut used = 0;
+        let mut done = false;
+        while used < raw.len() {
+            match state.decoder.decode(&raw[used..]) {
+                Ok(d) => {
+                    state
+                        .body
+                        .extend_from_slice(&raw[used + d.data.start..used + d.data.end]);
+                    used += d.consumed;
+                    if d.done {
+                        done = true;
+                        break;
+                    }
+                    if d.consumed == 0 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    self.chunked = None;
+                    return self.reject(e, ctx);
+                }
+            }
+        }
+        // Cut the consumed framing out, so the buffer holds head + unread bytes only.
+        self.read.drain(start..start + used);
+        if !done {
+            self.expect_body(no_body_yet && expect, now_ms);
+            return Step::Wait;
+        }
+        let state = self.chunked.take().expect("chunked state exists");
+        let mut headers = [Header::EMPTY; MAX_HEADERS];
+        let Ok(Status::Complete(req)) =
+            parse_request(&self.read[pos..start], &mut headers, &limits)
+        else {
+            // The same bytes parsed a moment ago; a failure here is a codec bug.
+            return self.reject(ParseError::InvalidRequestLine, ctx);
+        };
+        let close = dispatch(&req, &state.body, &mut self.write, &mut self.file, ctx);
+        self.closing |= close;
+        Step::Answered(head_len)
+    }
+
+    /// Answers a request the codec rejected: its status, `Connection: close`, then close.
+    fn reject(&mut self, e: ParseError, ctx: &mut Ctx) -> Step {
+        let m = ctx.metrics();
+        m.parse_error(e);
+        m.response(e.status());
+        encode_error(&mut self.write, e.status());
+        self.closing = true;
+        Step::Wait
+    }
+
+    fn drop_input(&mut self, ctx: &mut Ctx) {
+        self.read.clear();
+        self.chunked = None;
+        if self.read.capacity() > 0 {
+            ctx.pool.give(std::mem::take(&mut self.read));
+        }
+    }
+
+    /// What to send next.
+    pub(crate) fn output(&self) -> Output<'_> {
+        if self.sent < self.write.len() {
+            Output::Bytes(&self.write[self.sent..])
+        } else if let Some(f) = &self.file {
+            Output::File(
+                &f.file,
+                f.offset,
+                usize::try_from(f.len).unwrap_or(usize::MAX),
+            )
+        } else {
+            Output::Nothing
+        }
+    }
+
+    /// `n` bytes of [`Output::Bytes`] were sent.
+    pub(crate) fn on_sent(&mut self, n: usize, now_ms: u64, ctx: &mut Ctx) {
+        ctx.metrics().bytes_out.add(n as u64);
+        self.send_since_ms = now_ms;
+        self.sent += n;
+        if self.sent == self.write.len() {
+            self.sent = 0;
+            self.write.clear();
+            ctx.pool.give(std::mem::take(&mut self.write));
+        }
+    }
+
+    /// `n` bytes of [`Output::File`] were sent.
+    pub(crate) fn on_file_sent(&mut self, n: usize, now_ms: u64, ctx: &mut Ctx) {
+        ctx.metrics().bytes_out.add(n as u64);
+        self.send_since_ms = now_ms;
+        if let Some(f) = &mut self.file {
+            f.offset += n as u64;
+            f.len -= (n as u64).min(f.len);
+            if f.len == 0 {
+                self.file = None;
+            }
+        }
+    }
+
+    /// The file ended before the promised length (truncated while being sent): the response
+    /// cannot be completed, so the connection is closed.
+    pub(crate) fn file_failed(&mut self) {
+        self.file = None;
+        self.phase = Phase::Closed;
+    }
+
+    /// Output is fully sent: answer requests held back by backpressure or a file body.
+    /// Returns `true` if that produced output.
+    pub(crate) fn after_flush(&mut self, now_ms: u64, ctx: &mut Ctx) -> bool {
+        if self.has_output() || self.closing || self.read.is_empty() {
+            return false;
+        }
+        self.process(now_ms, ctx);
+        self.has_output()
+    }
+
+    /// What to do once output is flushed (call when [`Conn::output`] is `Nothing`).
+    pub(crate) fn next(&self) -> Next {
+        match self.phase {
+            Phase::Closed => Next::Close,
+            Phase::Linger => Next::Wait,
+            _ if self.closing && self.eof => Next::Close,
+            _ if self.closing => Next::ShutdownWrite,
+            _ => Next::Wait,
+        }
+    }
+
+    /// The backend shut the write side down: linger, reading and discarding.
+    pub(crate) fn write_shut(&mut self, now_ms: u64, ctx: &mut Ctx) {
+        self.drop_input(ctx);
+        self.phase = if self.eof {
+            Phase::Closed
+        } else {
+            Phase::Linger
+        };
+        self.since_ms = now_ms;
+    }
+
+    /// When and why this connection's timer fires next; `None` once closed.
+    pub(crate) fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)> {
+        if self.phase == Phase::Closed {
+            return None;
+        }
+        if self.has_output() {
+            return Some((self.send_since_ms.saturating_add(t.send), TimeoutKind::Send));
+        }
+        let (d, kind) = match self.phase {
+            Phase::Idle => (t.keep_alive, TimeoutKind::KeepAlive),
+            Phase::Head => (t.header, TimeoutKind::Header),
+            Phase::Body => (t.body, TimeoutKind::Body),
+            Phase::Linger | Phase::Closed => (t.linger, TimeoutKind::Linger),
+        };
+        Some((self.since_ms.saturating_add(d), kind))
+    }
+
+    /// The deadline passed: 408 for an unfinished request (then close), silent close for an
+    /// idle connection, a stalled reader, or the end of lingering.
+    pub(crate) fn on_timeout(&mut self, kind: TimeoutKind, ctx: &mut Ctx) {
+        ctx.metrics().timeout(kind);
+        match kind {
+            TimeoutKind::Header | TimeoutKind::Body if !self.closing => {
+                if self.write.capacity() == 0 {
+                    self.write = ctx.pool.take();
+                }
+                encode_error(&mut self.write, 408);
+                ctx.metrics().response(408);
+                self.closing = true;
+                self.drop_input(ctx);
+            }
+            _ => self.phase = Phase::Closed,
+        }
+    }
+
+    /// Begins the server's drain: an idle connection closes now; the others close after
+    /// their current response (every response from now on says `Connection: close`).
+    pub(crate) fn start_drain(&mut self) {
+        if self.is_idle() {
+            self.phase = Phase::Closed;
+        }
+    }
+
+    /// Gives the buffers back to the pool (the connection is being closed).
+    pub(crate) fn release(&mut self, ctx: &mut Ctx) {
+        ctx.pool.give(std::mem::take(&mut self.read));
+        ctx.pool.give(std::mem::take(&mut self.write));
+    }
+
+    /// Bytes of heap this connection holds now (buffer capacities).
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.read.capacity() + self.write.capacity()
+    }
+}
+
+enum Step {
+    /// A request was answered; it used this many bytes.
+    Answered(usize),
+    /// Need more bytes, or the connection is closing.
+    Wait,
+}
+
+/// Runs the handler for one request and appends its response. Returns whether the response
+/// closes the connection.
+fn dispatch(
+    req: &Request<'_, '_>,
+    body: &[u8],
+    write: &mut Vec<u8>,
+    file: &mut Option<FileBody>,
+    ctx: &mut Ctx,
+) -> bool {
+    ctx.all_metrics[ctx.me].1.requests.inc();
+    let mut res = Response::new(write, &mut ctx.scratch, file, req, ctx.draining);
+    let is_metrics = ctx.metrics_path.as_deref() == Some(req.path)
+        && matches!(
+            req.method,
+            twelve_http::Method::Get | twelve_http::Method::Head
+        );
+    if is_metrics {
+        let workers: Vec<(usize, &WorkerMetrics)> =
+            ctx.all_metrics.iter().map(|(c, m)| (*c, m)).collect();
+        let mut text = String::new();
+        MetricsSnapshot::collect(&workers).write_prometheus(&mut text);
+        res.send(200, "text/plain; version=0.0.4", &[], text.as_bytes());
+    } else {
+        ctx.router.dispatch(req, body, &mut res);
+    }
+    if res.status().is_none() {
+        res.close();
+        res.send(
+            500,
+            "text/plain; charset=utf-8",
+            &[],
+            b"500 handler wrote no response\n",
+        );
+    }
+    let status = res.status().unwrap_or(500);
+    let close = res.will_close();
+    ctx.all_metrics[ctx.me].1.response(status);
+    close
+}
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

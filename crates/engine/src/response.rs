@@ -1,0 +1,173 @@
+//! `Response`: what a handler writes its answer through, straight into the connection's
+//! output buffer (no allocation once the worker's buffers have grown), plus `FileBody`, a
+//! file range the backend sends with `sendfile` after the head.
+
+use std::fs::File;
+use twelve_http::{Connection, Method, Request, ResponseHead, Version, encode_head};
+
+/// A response body the backend sends from a file with `sendfile(2)`, after the head.
+#[derive(Debug)]
+pub struct FileBody {
+    /// The open file (close-on-exec, as std opens every file).
+    pub file: File,
+    /// Offset of the first byte to send.
+    pub offset: u64,
+    /// Bytes to send.
+    pub len: u64,
+}
+
+/// The writer a handler answers through. One response per request: the first `send*` call
+/// writes it, later calls are ignored (and a handler that writes nothing gets a 500).
+///
+/// The engine fills in `Server`, `Date` (cached, at most one second old), `Content-Length`
+/// (computed), and `Connection` (close when the client asked for it, on HTTP/1.0 without
+/// keep-alive, while the server drains, or after [`Response::close`]). For `HEAD` requests
+/// only the head is written, with the Content-Length the body would have had.
+#[derive(Debug)]
+pub struct Response<'a> {
+    out: &'a mut Vec<u8>,
+    scratch: &'a mut Vec<u8>,
+    file: &'a mut Option<FileBody>,
+    head_only: bool,
+    connection: Connection,
+    status: Option<u16>,
+}
+
+impl<'a> Response<'a> {
+    pub(crate) fn new(
+        out: &'a mut Vec<u8>,
+        scratch: &'a mut Vec<u8>,
+        file: &'a mut Option<FileBody>,
+        req: &Request<'_, '_>,
+        force_close: bool,
+    ) -> Self {
+        let connection = if force_close {
+            Connection::Close
+        } else {
+            Connection::for_request(req)
+        };
+        Self {
+            out,
+            scratch,
+            file,
+            head_only: req.method == Method::Head,
+            connection,
+            status: None,
+        }
+    }
+
+    /// The status written, if a response has been written.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    /// Whether the connection closes after this response.
+    pub fn will_close(&self) -> bool {
+        self.connection == Connection::Close
+    }
+
+    /// Closes the connection after this response (call before `send*`).
+    pub fn close(&mut self) {
+        self.connection = Connection::Close;
+    }
+
+    /// Whether the request was `HEAD` (the body given to `send*` is then not written).
+    pub fn is_head(&self) -> bool {
+        self.head_only
+    }
+
+    /// Writes a response with `Content-Type`, further `headers` (name, value) and `body`.
+    pub fn send(
+        &mut self,
+        status: u16,
+        content_type: &str,
+        headers: &[(&str, &[u8])],
+        body: &[u8],
+    ) {
+        if self.status.is_some() {
+            return;
+        }
+        self.status = Some(status);
+        self.head(status, Some(content_type), body.len() as u64, headers);
+        if !self.head_only && !no_body(status) {
+            self.out.extend_from_slice(body);
+        }
+    }
+
+    /// Writes a response whose body `fill` writes into a scratch buffer first, so the
+    /// Content-Length can be computed (e.g. `serde_json::to_writer`). The scratch buffer is the
+    /// worker's and keeps its capacity: no allocation after the first use.
+    pub fn send_with(
+        &mut self,
+        status: u16,
+        content_type: &str,
+        headers: &[(&str, &[u8])],
+        fill: impl FnOnce(&mut Vec<u8>),
+    ) {
+        if self.status.is_some() {
+            return;
+        }
+        let mut scratch = std::mem::take(self.scratch);
+        scratch.clear();
+        fill(&mut scratch);
+        self.send(status, content_type, headers, &scratch);
+        scratch.clear();
+        *self.scratch = scratch;
+    }
+
+    /// Writes a head without `Content-Type` and without a body: `204`, `304`, `100`-class, or
+    /// a response whose only content is its fields (`Allow`).
+    pub fn send_empty(&mut self, status: u16, headers: &[(&str, &[u8])]) {
+        if self.status.is_some() {
+            return;
+        }
+        self.status = Some(status);
+        self.head(status, None, 0, headers);
+    }
+
+    /// Writes a head whose body is `body.len` bytes of a file, sent with `sendfile` after the
+    /// head (nothing is sent for HEAD or bodiless statuses; the file is then closed at once).
+    pub fn send_file(
+        &mut self,
+        status: u16,
+        content_type: &str,
+        headers: &[(&str, &[u8])],
+        body: FileBody,
+    ) {
+        if self.status.is_some() {
+            return;
+        }
+        self.status = Some(status);
+        self.head(status, Some(content_type), body.len, headers);
+        if !self.head_only && !no_body(status) && body.len > 0 {
+            *self.file = Some(body);
+        }
+    }
+
+    fn head(&mut self, status: u16, content_type: Option<&str>, len: u64, extra: &[(&str, &[u8])]) {
+        // 304 carries no Content-Length of its own (RFC 9110 §15.4.5 lets it describe the
+        // selected representation; omitting it is always correct and simpler for caches).
+        let content_length = (status != 304).then_some(len);
+        encode_head(
+            self.out,
+            &ResponseHead {
+                status,
+                content_type,
+                content_length,
+                connection: self.connection,
+                extra_headers: extra,
+            },
+        );
+    }
+}
+
+/// 1xx, 204 and 304 responses never have a body (RFC 9110 §6.4.1).
+fn no_body(status: u16) -> bool {
+    status < 200 || status == 204 || status == 304
+}
+
+/// Whether a request's version allows an interim `100 Continue` (never to HTTP/1.0, RFC 9110
+/// §15.2).
+pub(crate) fn may_continue(req: &Request<'_, '_>) -> bool {
+    req.expect_continue && req.version == Version::Http11
+}

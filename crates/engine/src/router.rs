@@ -1,0 +1,261 @@
+//! `Router`: handlers by method and exact path, with the answers RFC 9110 asks for when none
+//! matches (405 with `Allow`, 404, `OPTIONS` → 204 with `Allow`).
+
+use crate::response::Response;
+use twelve_http::{Method, Request};
+
+/// Something that answers requests. Implemented for every
+/// `Fn(&Request, &[u8], &mut Response) + Send + Sync + 'static`.
+///
+/// `body` is the whole request body (Content-Length or de-chunked), bounded by
+/// `Limits::body_bytes`; empty when the request has none. Handlers run on the worker thread
+/// and must not block.
+pub trait Handler: Send + Sync + 'static {
+    /// Answers one request by calling one of `res`'s `send*` methods.
+    fn handle(&self, req: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>);
+}
+
+impl<F> Handler for F
+where
+    F: Fn(&Request<'_, '_>, &[u8], &mut Response<'_>) + Send + Sync + 'static,
+{
+    fn handle(&self, req: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>) {
+        self(req, body, res)
+    }
+}
+
+struct Route {
+    path: String,
+    handlers: Vec<(Method, Box<dyn Handler>)>,
+    /// The `Allow` value for this path, built once.
+    allow: String,
+}
+
+/// Routes requests to handlers by method and exact path (no patterns: the query string is not
+/// part of the match). Shared by every worker (immutable once the server starts).
+///
+/// ```
+/// use twelve_engine::{Router, Response};
+/// use twelve_http::{Method, Request};
+/// let router = Router::new()
+///     .get("/plaintext", |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
+///         res.send(200, "text/plain", &[], b"Hello, World!")
+///     })
+///     .route(Method::Post, "/echo", |_: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>| {
+///         res.send(200, "application/octet-stream", &[], body)
+///     });
+/// # let _ = router;
+/// ```
+#[derive(Default)]
+pub struct Router {
+    routes: Vec<Route>,
+    fallback: Option<Box<dyn Handler>>,
+    /// `Allow` for `OPTIONS *`: every method some route has.
+    allow_any: String,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field(
+                "paths",
+                &self.routes.iter().map(|r| &r.path).collect::<Vec<_>>(),
+            )
+            .field("fallback", &self.fallback.is_some())
+            .finish()
+    }
+}
+
+impl Router {
+    /// A router with no routes: every request gets 404.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `handler` for `method` on exactly `path`. A `GET` route also answers `HEAD` (the
+    /// engine writes only the head), unless a `HEAD` route is added for the same path.
+    pub fn route(mut self, method: Method, path: &str, handler: impl Handler) -> Self {
+        let i = match self.routes.iter().position(|r| r.path == path) {
+            Some(i) => i,
+            None => {
+                self.routes.push(Route {
+                    path: path.to_owned(),
+                    handlers: Vec::new(),
+                    allow: String::new(),
+                });
+                self.routes.len() - 1
+            }
+        };
+        let route = &mut self.routes[i];
+        route.handlers.retain(|(m, _)| *m != method);
+        route.handlers.push((method, Box::new(handler)));
+        route.allow = allow_list(route.handlers.iter().map(|(m, _)| *m));
+        self.allow_any = allow_list(
+            self.routes
+                .iter()
+                .flat_map(|r| r.handlers.iter().map(|(m, _)| *m)),
+        );
+        self
+    }
+
+    /// Adds a `GET` (and `HEAD`) route.
+    pub fn get(self, path: &str, handler: impl Handler) -> Self {
+        self.route(Method::Get, path, handler)
+    }
+
+    /// Adds a `POST` route.
+    pub fn post(self, path: &str, handler: impl Handler) -> Self {
+        self.route(Method::Post, path, handler)
+    }
+
+    /// Answers requests no route's path matched (instead of 404): static files, for one.
+    pub fn fallback(mut self, handler: impl Handler) -> Self {
+        self.fallback = Some(Box::new(handler));
+        self
+    }
+
+    /// Whether a fallback handler is set.
+    pub fn has_fallback(&self) -> bool {
+        self.fallback.is_some()
+    }
+
+    /// Answers `req` through `res`.
+    pub(crate) fn dispatch(&self, req: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>) {
+        if req.method == Method::Options && req.path == "*" {
+            // RFC 9110 §9.3.7: OPTIONS * asks about the server in general.
+            let allow = if self.allow_any.is_empty() {
+                "OPTIONS"
+            } else {
+                &self.allow_any
+            };
+            return res.send_empty(204, &[("Allow", allow.as_bytes())]);
+        }
+        let Some(route) = self.routes.iter().find(|r| r.path == req.path) else {
+            return match &self.fallback {
+                Some(h) => h.handle(req, body, res),
+                None => not_found(res),
+            };
+        };
+        let wanted = if req.method == Method::Head
+            && !route.handlers.iter().any(|(m, _)| *m == Method::Head)
+        {
+            Method::Get
+        } else {
+            req.method
+        };
+        if let Some((_, h)) = route.handlers.iter().find(|(m, _)| *m == wanted) {
+            return h.handle(req, body, res);
+        }
+        if req.method == Method::Options {
+            return res.send_empty(204, &[("Allow", route.allow.as_bytes())]);
+        }
+        // RFC 9110 §15.5.6: a 405 MUST carry Allow.
+        res.send(
+            405,
+            "text/plain; charset=utf-8",
+            &[("Allow", route.allow.as_bytes())],
+            b"405 Method Not Allowed\n",
+        );
+    }
+}
+
+fn not_found(res: &mut Response<'_>) {
+    res.send(404, "text/plain; charset=utf-8", &[], b"404 Not Found\n");
+}
+
+/// `GET, HEAD, POST, OPTIONS`: the route's methods, HEAD implied by GET, OPTIONS always.
+fn allow_list(methods: impl Iterator<Item = Method>) -> String {
+    let mut all: Vec<Method> = methods.collect();
+    if all.contains(&Method::Get) {
+        all.push(Method::Head);
+    }
+    all.push(Method::Options);
+    let order = [
+        Method::Get,
+        Method::Head,
+        Method::Post,
+        Method::Put,
+        Method::Patch,
+        Method::Delete,
+        Method::Connect,
+        Method::Trace,
+        Method::Options,
+    ];
+    let names: Vec<&str> = order
+        .iter()
+        .filter(|m| all.contains(m))
+        .map(|m| m.as_str())
+        .collect();
+    names.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use twelve_http::{Header, Limits, Status, parse_request};
+
+    fn answer(router: &Router, raw: &str) -> String {
+        let mut headers = [Header::EMPTY; 16];
+        let Ok(Status::Complete(req)) =
+            parse_request(raw.as_bytes(), &mut headers, &Limits::default())
+        else {
+            panic!("test request did not parse")
+        };
+        let (mut out, mut scratch, mut file) = (Vec::new(), Vec::new(), None);
+        let mut res = Response::new(&mut out, &mut scratch, &mut file, &req, false);
+        router.dispatch(&req, b"", &mut res);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn router() -> Router {
+        Router::new()
+            .get(
+                "/a",
+                |_: &Request<'_, '_>, _: &[u8], r: &mut Response<'_>| {
+                    r.send(200, "text/plain", &[], b"A")
+                },
+            )
+            .post(
+                "/b",
+                |_: &Request<'_, '_>, b: &[u8], r: &mut Response<'_>| {
+                    r.send(200, "text/plain", &[], b)
+                },
+            )
+    }
+
+    macro_rules! route {
+        ($($name:ident: $raw:expr => $status:expr, $has:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let out = answer(&router(), $raw);
+                assert!(out.starts_with($status), "{out}");
+                assert!(out.contains($has), "{out}");
+            }
+        )*};
+    }
+
+    route! {
+        get_matches: "GET /a HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 200 OK", "\r\n\r\nA";
+        head_uses_get_without_body: "HEAD /a HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 200 OK", "Content-Length: 1\r\n\r\n";
+        query_is_not_part_of_the_match: "GET /a?x=1 HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 200", "A";
+        wrong_method_is_405_with_allow: "DELETE /a HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 405", "Allow: GET, HEAD, OPTIONS\r\n";
+        post_route_allow: "GET /b HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 405", "Allow: POST, OPTIONS\r\n";
+        unknown_path_is_404: "GET /zz HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 404", "Not Found";
+        options_star_is_204_with_allow: "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 204", "Allow: GET, HEAD, POST, OPTIONS\r\n";
+        options_path_is_204_with_allow: "OPTIONS /a HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 204", "Allow: GET, HEAD, OPTIONS\r\n";
+    }
+
+    #[test]
+    fn head_response_has_no_body() {
+        let out = answer(&router(), "HEAD /a HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(out.ends_with("\r\n\r\n"), "{out}");
+    }
+
+    #[test]
+    fn fallback_answers_unknown_paths() {
+        let r = router().fallback(|_: &Request<'_, '_>, _: &[u8], r: &mut Response<'_>| {
+            r.send(200, "text/plain", &[], b"F")
+        });
+        assert!(answer(&r, "GET /zz HTTP/1.1\r\nHost: x\r\n\r\n").ends_with("\r\n\r\nF"));
+    }
+}

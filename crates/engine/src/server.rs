@@ -1,0 +1,291 @@
+//! `Server` and `ServerHandle`: create the listeners, start one pinned worker per CPU, and
+//! stop them gracefully.
+
+use crate::backend::epoll::{self, WorkerSetup};
+use crate::config::{Config, Steer};
+use crate::conn::{Ctx, TimeoutsMs};
+use crate::metrics::{MetricsSnapshot, WorkerMetrics};
+use crate::pool::Pool;
+use crate::router::Router;
+use std::fmt;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+/// Capacity of pooled read and write buffers: a head up to this size, or a pipelined batch of
+/// small requests, needs no growth.
+const BUFFER_BYTES: usize = 16 * 1024;
+/// Most buffers a worker keeps pooled.
+const POOLED_BUFFERS: usize = 1024;
+
+/// Why a server did not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// `Config::cpus` was empty.
+    NoCpus,
+    /// `Config::listen` was empty.
+    NoListenAddress,
+    /// `Steer::Cbpf` needs workers on CPUs `0..n` exactly (the program's value is an index
+    /// into the reuseport group, which must hold one listener per CPU in that order).
+    CbpfNeedsCpusFromZero,
+    /// Creating, binding or configuring a listener failed.
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A worker could not pin itself or set up its epoll instance.
+    Worker {
+        /// The worker's CPU.
+        cpu: usize,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoCpus => f.write_str("no CPU to run a worker on"),
+            Self::NoListenAddress => f.write_str("no address to listen on"),
+            Self::CbpfNeedsCpusFromZero => {
+                f.write_str("CBPF steering needs one worker on each CPU from 0 to N-1")
+            }
+            Self::Listen { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
+            Self::Worker { cpu, source } => write!(f, "worker on CPU {cpu}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Listen { source, .. } | Self::Worker { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// An HTTP/1.1 server: a [`Config`] and a [`Router`], not yet running.
+///
+/// ```no_run
+/// use twelve_engine::{Config, Response, Router, Server};
+/// use twelve_http::Request;
+///
+/// let router = Router::new().get("/hello", |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
+///     res.send(200, "text/plain", &[], b"hi")
+/// });
+/// let handle = Server::new(Config::loopback(1), router).start()?;
+/// println!("listening on {:?}", handle.local_addrs());
+/// handle.shutdown();
+/// handle.join();
+/// # Ok::<(), twelve_engine::StartError>(())
+/// ```
+#[derive(Debug)]
+pub struct Server {
+    config: Config,
+    router: Router,
+}
+
+impl Server {
+    /// A server for `config` answering through `router`.
+    pub fn new(config: Config, router: Router) -> Self {
+        Self { config, router }
+    }
+
+    /// Creates the listeners (one per worker and address, all in one `SO_REUSEPORT` group per
+    /// address), starts one worker thread per CPU of `Config::cpus`, each pinned before it
+    /// allocates, and returns once every worker is ready to accept.
+    pub fn start(self) -> Result<ServerHandle, StartError> {
+        let Self { config, router } = self;
+        let cpus = config.cpus.as_slice().to_vec();
+        if cpus.is_empty() {
+            return Err(StartError::NoCpus);
+        }
+        if config.listen.is_empty() {
+            return Err(StartError::NoListenAddress);
+        }
+        if config.steer == Steer::Cbpf && cpus.iter().enumerate().any(|(i, c)| i != *c) {
+            return Err(StartError::CbpfNeedsCpusFromZero);
+        }
+        // More descriptors than the default 1024 are needed for any real load; best effort.
+        let _ = twelve_sys::net::raise_nofile_limit();
+        let (listeners, addrs) = create_listeners(&config, &cpus)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let metrics: Arc<Vec<(usize, WorkerMetrics)>> = Arc::new(
+            cpus.iter()
+                .map(|&c| (c, WorkerMetrics::default()))
+                .collect(),
+        );
+        let router = Arc::new(router);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut threads = Vec::new();
+        let mut wakers = Vec::new();
+        for (i, (cpu, mine)) in cpus.iter().copied().zip(listeners).enumerate() {
+            let wake = rustix::event::eventfd(
+                0,
+                rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+            )
+            .map(Arc::new)
+            .map_err(|e| StartError::Worker {
+                cpu,
+                source: e.into(),
+            })?;
+            wakers.push(wake.clone());
+            let setup = WorkerSetup {
+                cpu,
+                listeners: mine,
+                wake,
+                stop: stop.clone(),
+                ctx: Ctx {
+                    router: router.clone(),
+                    limits: config.limits,
+                    timeouts: TimeoutsMs::from(&config.timeouts),
+                    all_metrics: metrics.clone(),
+                    me: i,
+                    metrics_path: config.metrics_path.clone(),
+                    draining: false,
+                    high_water: config.write_high_water,
+                    pool: Pool::new(BUFFER_BYTES, POOLED_BUFFERS),
+                    scratch: Vec::new(),
+                },
+                max_conns: config.max_conns_per_worker.max(1),
+                drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis())
+                    .unwrap_or(u64::MAX),
+                check_steering: config.check_steering,
+            };
+            let tx = tx.clone();
+            let t = std::thread::Builder::new()
+                .name(format!("twelve-w{cpu}"))
+                .spawn(move || {
+                    // Pin first: every allocation of the worker then happens on its CPU.
+                    if let Err(e) = twelve_sys::cpus::pin_current_thread(cpu) {
+                        let _ = tx.send((cpu, Err(e)));
+                        return;
+                    }
+                    epoll::run(setup, |r| {
+                        let _ = tx.send((cpu, r));
+                    });
+                })
+                .map_err(|e| StartError::Worker { cpu, source: e })?;
+            threads.push(t);
+        }
+        drop(tx);
+        let handle = ServerHandle {
+            addrs,
+            cpus,
+            threads,
+            wakers,
+            stop,
+            metrics,
+        };
+        for _ in 0..handle.threads.len() {
+            match rx.recv() {
+                Ok((_, Ok(()))) => {}
+                Ok((cpu, Err(source))) => {
+                    handle.shutdown();
+                    handle.join();
+                    return Err(StartError::Worker { cpu, source });
+                }
+                Err(_) => break,
+            }
+        }
+        Ok(handle)
+    }
+}
+
+/// Listeners per worker: `result[i]` holds worker *i*'s listener on each address.
+fn create_listeners(
+    config: &Config,
+    cpus: &[usize],
+) -> Result<(Vec<Vec<OwnedFd>>, Vec<SocketAddr>), StartError> {
+    let mut per_worker: Vec<Vec<OwnedFd>> = cpus.iter().map(|_| Vec::new()).collect();
+    let mut addrs = Vec::new();
+    let backlog = twelve_sys::net::somaxconn();
+    for &want in &config.listen {
+        let mut addr = want;
+        for (i, &cpu) in cpus.iter().enumerate() {
+            let opts = twelve_sys::ListenerOptions {
+                backlog,
+                incoming_cpu: (config.steer == Steer::IncomingCpu).then_some(cpu as u32),
+                busy_poll_us: config.busy_poll_us,
+            };
+            let err = |source| StartError::Listen { addr: want, source };
+            let fd = twelve_sys::net::reuseport_listener(addr, &opts).map_err(err)?;
+            if i == 0 {
+                // Port 0: every later listener joins the group on the port the first got.
+                addr = twelve_sys::net::local_addr(fd.as_fd()).map_err(err)?;
+            }
+            per_worker[i].push(fd);
+        }
+        if config.steer == Steer::Cbpf {
+            // The program belongs to the group: attaching it to one member steers all.
+            twelve_sys::net::attach_reuseport_cpu_cbpf(per_worker[0].last().expect("one").as_fd())
+                .map_err(|source| StartError::Listen { addr: want, source })?;
+        }
+        addrs.push(addr);
+    }
+    Ok((per_worker, addrs))
+}
+
+/// A running server. Dropping it shuts the server down and waits for its workers.
+#[derive(Debug)]
+pub struct ServerHandle {
+    addrs: Vec<SocketAddr>,
+    cpus: Vec<usize>,
+    threads: Vec<JoinHandle<()>>,
+    wakers: Vec<Arc<OwnedFd>>,
+    stop: Arc<AtomicBool>,
+    metrics: Arc<Vec<(usize, WorkerMetrics)>>,
+}
+
+impl ServerHandle {
+    /// The addresses listened on, in `Config::listen` order, with port 0 resolved.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// The CPUs of the workers, in worker order.
+    pub fn cpus(&self) -> &[usize] {
+        &self.cpus
+    }
+
+    /// Sums every worker's counters now (lock-free reads).
+    pub fn metrics(&self) -> MetricsSnapshot {
+        let workers: Vec<(usize, &WorkerMetrics)> =
+            self.metrics.iter().map(|(c, m)| (*c, m)).collect();
+        MetricsSnapshot::collect(&workers)
+    }
+
+    /// Begins a graceful shutdown and returns at once: workers stop accepting, answer what is
+    /// in flight with `Connection: close`, close idle connections, and exit when none is left
+    /// or `Config::drain_timeout` has passed. Calling it again does nothing more.
+    pub fn shutdown(&self) {
+        // Release pairs with the worker's Acquire load after the eventfd wake-up.
+        self.stop.store(true, Ordering::Release);
+        for w in &self.wakers {
+            let _ = rustix::io::write(&**w, &1u64.to_ne_bytes());
+        }
+    }
+
+    /// Waits for every worker to exit (after [`ServerHandle::shutdown`], or forever).
+    pub fn join(mut self) {
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.shutdown();
+            for t in self.threads.drain(..) {
+                let _ = t.join();
+            }
+        }
+    }
+}

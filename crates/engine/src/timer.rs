@@ -1,0 +1,146 @@
+//! A per-worker hashed timer wheel: O(1) insert, O(1) amortised expiry, no allocation once
+//! its slots have grown to the worker's connection count.
+//!
+//! Connections do not cancel or move timers. Each keeps its own current deadline; the wheel
+//! holds `(token, at)` entries, and when an entry's slot comes due the worker compares it with
+//! the connection's deadline: gone or re-armed later → the entry is re-inserted or dropped.
+//! So a keep-alive request, which pushes the deadline forward, costs one store instead of a
+//! wheel operation (the lazy scheme of Varghese & Lauck's scheme 6 as used by Linux's
+//! `timer_list` before hrtimers, and by libuv-style servers).
+
+/// One scheduled check: the connection `token` had a deadline at `at_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) token: u64,
+    pub(crate) at_ms: u64,
+}
+
+/// The wheel. Time is in milliseconds of the worker's monotonic clock.
+#[derive(Debug)]
+pub(crate) struct Wheel {
+    slots: Vec<Vec<Entry>>,
+    tick_ms: u64,
+    /// The next tick to process; every tick before it has been processed.
+    next_tick: u64,
+    len: usize,
+}
+
+const SLOTS: usize = 512;
+
+impl Wheel {
+    pub(crate) fn new(now_ms: u64, tick_ms: u64) -> Self {
+        let tick_ms = tick_ms.max(1);
+        Self {
+            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
+            tick_ms,
+            next_tick: now_ms / tick_ms,
+            len: 0,
+        }
+    }
+
+    /// Entries in the wheel (live or stale).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Schedules a check of `token` at `at_ms` (rounded up to the next tick).
+    pub(crate) fn insert(&mut self, token: u64, at_ms: u64) {
+        let tick = at_ms.div_ceil(self.tick_ms).max(self.next_tick);
+        self.slots[(tick % SLOTS as u64) as usize].push(Entry { token, at_ms });
+        self.len += 1;
+    }
+
+    /// Milliseconds until the next tick that has work, for `epoll_wait`; `None` when empty.
+    pub(crate) fn timeout_ms(&self, now_ms: u64) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        Some((self.next_tick * self.tick_ms).saturating_sub(now_ms))
+    }
+
+    /// Moves every entry due by `now_ms` into `due` (entries of later laps stay).
+    pub(crate) fn expire(&mut self, now_ms: u64, due: &mut Vec<Entry>) {
+        let now_tick = now_ms / self.tick_ms;
+        // At most one lap: after SLOTS ticks every slot has been seen.
+        let last = now_tick.min(self.next_tick + SLOTS as u64 - 1);
+        while self.next_tick <= last {
+            let slot = &mut self.slots[(self.next_tick % SLOTS as u64) as usize];
+            let before = slot.len();
+            slot.retain(|e| {
+                if e.at_ms <= now_ms {
+                    due.push(*e);
+                    false
+                } else {
+                    true
+                }
+            });
+            self.len -= before - slot.len();
+            self.next_tick += 1;
+        }
+        if self.next_tick <= now_tick {
+            self.next_tick = now_tick + 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expire(w: &mut Wheel, now: u64) -> Vec<u64> {
+        let mut due = Vec::new();
+        w.expire(now, &mut due);
+        due.iter().map(|e| e.token).collect()
+    }
+
+    #[test]
+    fn fires_at_or_after_the_deadline_never_before() {
+        let mut w = Wheel::new(1_000, 50);
+        w.insert(1, 1_120);
+        assert_eq!(expire(&mut w, 1_100), Vec::<u64>::new());
+        assert_eq!(expire(&mut w, 1_150), vec![1]);
+        assert_eq!(w.len(), 0);
+    }
+
+    #[test]
+    fn entries_beyond_one_lap_wait_for_their_lap() {
+        let mut w = Wheel::new(0, 10);
+        w.insert(7, 10 * SLOTS as u64 + 25);
+        let mut now = 0;
+        while now < 10 * SLOTS as u64 {
+            now += 10;
+            assert!(expire(&mut w, now).is_empty(), "fired early at {now}");
+        }
+        assert_eq!(expire(&mut w, 10 * SLOTS as u64 + 30), vec![7]);
+    }
+
+    #[test]
+    fn a_long_sleep_processes_every_slot_once() {
+        let mut w = Wheel::new(0, 10);
+        for t in 0..100 {
+            w.insert(t, t * 7 + 1);
+        }
+        let mut got = expire(&mut w, 1_000_000);
+        got.sort_unstable();
+        assert_eq!(got, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn timeout_points_at_the_next_tick() {
+        let mut w = Wheel::new(1_000, 50);
+        assert_eq!(w.timeout_ms(1_000), None);
+        w.insert(1, 5_000);
+        assert_eq!(w.timeout_ms(1_010), Some(0));
+        expire(&mut w, 1_010);
+        assert_eq!(w.timeout_ms(1_010), Some(40));
+    }
+
+    #[test]
+    fn insert_in_the_past_fires_on_the_next_expire() {
+        let mut w = Wheel::new(1_000, 50);
+        expire(&mut w, 2_000);
+        w.insert(3, 10);
+        assert_eq!(expire(&mut w, 2_060), vec![3]);
+    }
+}
