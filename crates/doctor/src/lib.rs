@@ -28,3 +28,13 @@ pub const REPORT_SCHEMA: &str = include_str!("../report.schema.json");
 pub fn diagnose(opts: &ProbeOptions) -> Report {
     evaluate(&probe(opts))
 }
+
+/// The running host's [`Summary`], sampling steal time over `steal_window` (zero: since
+/// boot). This is what `twelve bench` records in its JSON.
+pub fn host_summary(steal_window: std::time::Duration) -> Summary {
+    diagnose(&ProbeOptions {
+        root: "/".into(),
+        steal_window,
+    })
+    .summary()
+}

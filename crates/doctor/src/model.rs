@@ -1,8 +1,8 @@
 //! The doctor's data model: statuses, the study's steps, findings, actions and the report.
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a check came out. Serialized in lower case (`"ok"`, `"advise"`, `"warn"`, `"unknown"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// As the study had it, or nothing to gain here.
@@ -226,7 +226,8 @@ pub struct Report {
 }
 
 /// The compact form `twelve bench` embeds in its JSON: counts and each check's id and status.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// Serializes as `$defs/summary` of `report.schema.json`; deserializes back for comparisons.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// Schema version of this summary (bumped on incompatible change).
     pub schema_version: u32,
@@ -243,10 +244,10 @@ pub struct Summary {
 }
 
 /// One entry of [`Summary::checks`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckStatus {
     /// The check's id.
-    pub id: &'static str,
+    pub id: String,
     /// Its status.
     pub status: Status,
 }
@@ -268,7 +269,7 @@ impl Report {
                 .findings
                 .iter()
                 .map(|f| CheckStatus {
-                    id: f.id,
+                    id: f.id.to_string(),
                     status: f.status,
                 })
                 .collect(),

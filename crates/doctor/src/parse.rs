@@ -285,6 +285,15 @@ pub fn audit_rule_count(rules: &str) -> usize {
         .count()
 }
 
+/// Number of rules in an audit.rules file (`-a`/`-A` syscall rules and `-w` watches; control
+/// lines such as `-D`, `-b 8192`, `-f 1` are not rules), per auditctl(8).
+pub fn audit_rules_file_count(text: &str) -> usize {
+    text.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("-a ") || l.starts_with("-A ") || l.starts_with("-w "))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,4 +339,5 @@ mod tests {
     case!(iptables_rules: iptables_rule_count("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp -j ACCEPT\nCOMMIT\n") => 1);
     case!(audit_on: audit_enabled("enabled 1\nfailure 1\n") => Some(true));
     case!(audit_no_rules: audit_rule_count("No rules\n") => 0);
+    case!(audit_file_rules: audit_rules_file_count("## comment\n-D\n-b 8192\n-a always,exit -F arch=b64 -S execve\n-w /etc/shadow -p wa\n") => 2);
 }

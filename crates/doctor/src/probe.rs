@@ -1,4 +1,4 @@
-//! The probe: reads /proc, /sys and a few commands under a root path into a [`Snapshot`].
+//! The probe: reads /proc, /sys, /etc and a few commands under a root path into a [`Snapshot`].
 //!
 //! With root `/` it reads the running host and runs `tc`, `ethtool`, `auditctl`, `nft` and
 //! `iptables-save` where they are installed. With any other root (a fixture tree) it never runs
@@ -151,6 +151,7 @@ pub fn probe(opts: &ProbeOptions) -> Snapshot {
         conntrack_present: root.join("proc/net/nf_conntrack").exists(),
         packet: read(root, "proc/net/packet"),
         interrupts: read(root, "proc/interrupts"),
+        etc_audit_rules: read(root, "etc/audit/audit.rules"),
         steal_window: opts.steal_window,
         ..Snapshot::default()
     };

@@ -104,6 +104,8 @@ pub struct Snapshot {
     pub auditctl_status: Option<String>,
     /// `auditctl -l` output.
     pub auditctl_rules: Option<String>,
+    /// /etc/audit/audit.rules (what auditd loads when it starts).
+    pub etc_audit_rules: Option<String>,
     /// `nft list ruleset` output.
     pub nft_ruleset: Option<String>,
     /// `iptables-save` output.

@@ -66,6 +66,7 @@ cases! {
     nosy_dhcp_client: "nosy-neighbour", "net.packet_sockets" => Warn;
     audit_rules_loaded: "audited", "sec.audit" => Warn;
     seccomp_filter: "audited", "sec.seccomp" => Warn;
+    audit_rules_from_etc_when_auditd_runs: "auditd-etc", "sec.audit" => Warn;
     steal_heavy: "steal", "cpu.steal" => Warn;
     tuned_busy_poll: "tuned", "net.busy_poll" => Ok;
     tuned_somaxconn: "tuned", "net.somaxconn" => Ok;
@@ -179,4 +180,7 @@ fn summary_counts_match_findings() {
     assert_eq!(s.ok + s.advise + s.warn + s.unknown, CATALOGUE.len());
     assert_eq!(s.checks.len(), CATALOGUE.len());
     assert_eq!(s.checks[0].id, CATALOGUE[0].id);
+    let back: twelve_doctor::Summary =
+        serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
+    assert_eq!(back, s);
 }

@@ -211,3 +211,41 @@ pub(crate) fn steal(snap: &Snapshot) -> Outcome {
         Outcome::ok(found)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn steal_of(before: &str, after: &str, window_ms: u64) -> (Status, String) {
+        let snap = Snapshot {
+            stat_before: Some(before.to_string()),
+            stat_after: Some(after.to_string()),
+            steal_window: Duration::from_millis(window_ms),
+            ..Snapshot::default()
+        };
+        let o = steal(&snap);
+        (o.status, o.found)
+    }
+
+    macro_rules! steal_case {
+        ($name:ident: $before:literal, $after:literal, $ms:literal => $status:ident, $found:literal) => {
+            #[test]
+            fn $name() {
+                assert_eq!(
+                    steal_of($before, $after, $ms),
+                    (Status::$status, $found.to_string())
+                );
+            }
+        };
+    }
+
+    steal_case!(steal_over_window: "cpu  100 0 0 100 0 0 0 0 0 0\n", "cpu  150 0 0 140 0 0 0 10 0 0\n", 200
+        => Warn, "10.0% of CPU time stolen over 200 ms");
+    steal_case!(steal_small_over_window: "cpu  100 0 0 100 0 0 0 0 0 0\n", "cpu  150 0 0 148 0 0 0 2 0 0\n", 200
+        => Advise, "2.0% of CPU time stolen over 200 ms");
+    steal_case!(steal_zero_window_uses_boot_counters: "cpu  90 0 0 10 0 0 0 0 0 0\n", "cpu  90 0 0 10 0 0 0 0 0 0\n", 0
+        => Ok, "0.0% of CPU time stolen since boot");
+    steal_case!(steal_no_cpu_time: "cpu  0 0 0 0 0 0 0 0 0 0\n", "cpu  0 0 0 0 0 0 0 0 0 0\n", 0
+        => Unknown, "/proc/stat shows no CPU time");
+}

@@ -204,9 +204,10 @@ pub(crate) fn packet_sockets(snap: &Snapshot) -> Outcome {
                 .processes
                 .iter()
                 .find(|p| p.socket_inodes.contains(&s.inode))
-                .map_or("an unknown process".to_string(), |p| {
-                    format!("{} (pid {})", p.comm, p.pid)
-                });
+                .map_or(
+                    "a process not visible here (run as root)".to_string(),
+                    |p| format!("{} (pid {})", p.comm, p.pid),
+                );
             let scope = if s.ifindex == 0 {
                 "all interfaces".to_string()
             } else {

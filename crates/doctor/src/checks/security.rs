@@ -65,8 +65,16 @@ pub(crate) fn audit(snap: &Snapshot) -> Outcome {
         .auditctl_status
         .as_deref()
         .and_then(parse::audit_enabled);
-    let rules = snap.auditctl_rules.as_deref().map(parse::audit_rule_count);
     let auditd = snap.running("auditd");
+    // Without auditctl, count what auditd loads from /etc/audit/audit.rules when it runs.
+    let rules = snap
+        .auditctl_rules
+        .as_deref()
+        .map(parse::audit_rule_count)
+        .or_else(|| {
+            let file = snap.etc_audit_rules.as_deref()?;
+            auditd.map(|_| parse::audit_rules_file_count(file))
+        });
     let found = format!(
         "auditing {}, {} rules, auditd {}",
         match enabled {
@@ -89,7 +97,7 @@ pub(crate) fn audit(snap: &Snapshot) -> Outcome {
     // gives a task an audit context only then).
     let costs = match (enabled, rules) {
         (Some(false), _) => false,
-        (Some(true), Some(r)) => r > 0,
+        (_, Some(r)) => r > 0,
         _ => auditd.is_some(),
     };
     if costs {

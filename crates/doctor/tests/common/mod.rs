@@ -21,6 +21,7 @@ pub const VARIANTS: &[&str] = &[
     "isolcpus",
     "nosy-neighbour",
     "audited",
+    "auditd-etc",
     "steal",
     "tuned",
     "multiqueue",
