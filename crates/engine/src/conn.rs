@@ -576,4 +576,4 @@ fn dispatch(
 
 #[cfg(test)]
 #[path = "conn_tests.rs"]
-mod tests;
+pub(crate) mod tests;

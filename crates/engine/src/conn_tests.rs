@@ -98,3 +98,322 @@ fn idle_connection_holds_no_buffer() {
     c.drained(&mut x);
     assert_eq!(c.heap_bytes(), 0);
 }
+
+fn split_everywhere(input: &str, want: &[u16], closes: bool) {
+    let input = input.as_bytes();
+    for cut in 1..input.len() {
+        let (mut c, mut x) = (Conn::new(0), ctx());
+        let mut out = feed(&mut c, &mut x, &input[..cut], 0);
+        if c.read_buf(&mut x).is_some() {
+            out.extend(feed(&mut c, &mut x, &input[cut..], 1));
+        }
+        assert_eq!(statuses(&out), want, "split at {cut}: {}", text(&out));
+        let next = if closes {
+            Next::ShutdownWrite
+        } else {
+            Next::Wait
+        };
+        assert_eq!(c.next(), next, "split at {cut}");
+    }
+}
+
+macro_rules! split {
+    ($($name:ident: $input:expr => $want:expr, $closes:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            split_everywhere(&$input, &$want, $closes);
+        }
+    )*};
+}
+
+split! {
+    pipelined_three_gets_split_at_every_byte: GET.repeat(3) => [200, 200, 200], false;
+    post_then_get_split_at_every_byte:
+        format!("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello{GET}") => [200, 200], false;
+    chunked_then_get_split_at_every_byte:
+        format!("POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nA;ext=1\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n{GET}") => [200, 200], false;
+    close_stops_the_pipeline_at_every_split:
+        format!("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n{GET}") => [200], true;
+    error_stops_the_pipeline_at_every_split: format!("GET / HTTP/1.1\r\nHost a\r\n\r\n{GET}") => [400], true;
+}
+
+#[test]
+fn chunked_body_is_decoded_for_the_handler() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let out = feed(
+        &mut c,
+        &mut x,
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n",
+        0,
+    );
+    assert!(
+        text(&out).ends_with("Content-Length: 8\r\n\r\nhelloabc"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn content_length_body_reaches_the_handler() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let out = feed(
+        &mut c,
+        &mut x,
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 0005\r\n\r\nhello",
+        0,
+    );
+    assert!(text(&out).ends_with("\r\n\r\nhello"), "{}", text(&out));
+}
+
+#[test]
+fn http10_without_keep_alive_closes() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let out = feed(&mut c, &mut x, b"GET / HTTP/1.0\r\n\r\n", 0);
+    assert!(text(&out).contains("Connection: close\r\n"));
+    assert_eq!(c.next(), Next::ShutdownWrite);
+}
+
+#[test]
+fn http10_with_keep_alive_stays_open() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let out = feed(
+        &mut c,
+        &mut x,
+        b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        0,
+    );
+    assert!(text(&out).contains("Connection: keep-alive\r\n"));
+    assert_eq!(c.next(), Next::Wait);
+}
+
+#[test]
+fn expect_continue_gets_100_before_the_body() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let head =
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+    let out = feed(&mut c, &mut x, head, 0);
+    assert_eq!(text(&out), "HTTP/1.1 100 Continue\r\n\r\n");
+    let out = feed(&mut c, &mut x, b"hello", 1);
+    assert_eq!(statuses(&out), [200]);
+    assert!(!text(&out).contains("100 Continue"));
+}
+
+#[test]
+fn expect_continue_with_the_body_already_sent_gets_no_100() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let req =
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello";
+    let out = feed(&mut c, &mut x, req, 0);
+    assert_eq!(statuses(&out), [200]);
+}
+
+#[test]
+fn expect_continue_over_the_body_limit_gets_413_without_100() {
+    let limits = Limits {
+        body_bytes: 4,
+        ..Limits::default()
+    };
+    let (mut c, mut x) = (Conn::new(0), ctx_with(limits, test_router()));
+    let req =
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+    let out = feed(&mut c, &mut x, req, 0);
+    assert_eq!(statuses(&out), [413]);
+    assert_eq!(c.next(), Next::ShutdownWrite);
+}
+
+#[test]
+fn expect_continue_on_http10_is_ignored() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let req = b"POST /echo HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+    assert!(feed(&mut c, &mut x, req, 0).is_empty());
+}
+
+#[test]
+fn head_has_the_get_length_and_no_body() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let out = feed(&mut c, &mut x, b"HEAD / HTTP/1.1\r\nHost: a\r\n\r\n", 0);
+    assert!(
+        text(&out).ends_with("Content-Length: 4\r\n\r\n"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn header_timeout_counts_from_the_first_byte() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    feed(&mut c, &mut x, b"GET / HT", 100);
+    feed(&mut c, &mut x, b"TP/1.1\r\n", 900);
+    let t = x.timeouts;
+    assert_eq!(c.deadline(&t), Some((1_100, TimeoutKind::Header)));
+    c.on_timeout(TimeoutKind::Header, &mut x);
+    let mut out = Vec::new();
+    flush(&mut c, &mut x, 1_100, &mut out);
+    assert_eq!(statuses(&out), [408]);
+    assert!(text(&out).contains("Connection: close\r\n"));
+    assert_eq!(c.next(), Next::ShutdownWrite);
+}
+
+#[test]
+fn body_timeout_restarts_on_progress() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    feed(
+        &mut c,
+        &mut x,
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nab",
+        0,
+    );
+    feed(&mut c, &mut x, b"cd", 700);
+    assert_eq!(c.deadline(&x.timeouts), Some((1_700, TimeoutKind::Body)));
+}
+
+#[test]
+fn idle_timeout_closes_silently() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    feed(&mut c, &mut x, GET.as_bytes(), 10);
+    assert_eq!(
+        c.deadline(&x.timeouts),
+        Some((5_010, TimeoutKind::KeepAlive))
+    );
+    c.on_timeout(TimeoutKind::KeepAlive, &mut x);
+    assert!(matches!(c.output(), Output::Nothing));
+    assert_eq!(c.next(), Next::Close);
+}
+
+#[test]
+fn a_new_connection_that_sends_nothing_closes_silently() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    assert_eq!(
+        c.deadline(&x.timeouts),
+        Some((5_000, TimeoutKind::KeepAlive))
+    );
+    c.on_timeout(TimeoutKind::KeepAlive, &mut x);
+    assert_eq!(c.next(), Next::Close);
+}
+
+#[test]
+fn pending_output_arms_the_send_timeout() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    c.read_buf(&mut x)
+        .unwrap()
+        .extend_from_slice(GET.as_bytes());
+    c.on_read(GET.len(), 50, &mut x);
+    assert_eq!(c.deadline(&x.timeouts), Some((3_000, TimeoutKind::Send)));
+    c.on_timeout(TimeoutKind::Send, &mut x);
+    assert_eq!(c.next(), Next::Close);
+}
+
+#[test]
+fn half_close_after_a_full_request_still_answers() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let out = feed(&mut c, &mut x, GET.as_bytes(), 0);
+    c.on_eof(&mut x);
+    assert_eq!(statuses(&out), [200]);
+    assert_eq!(c.next(), Next::Close);
+}
+
+#[test]
+fn eof_mid_request_closes_without_an_answer() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let out = feed(
+        &mut c,
+        &mut x,
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabcd",
+        0,
+    );
+    c.on_eof(&mut x);
+    assert!(out.is_empty());
+    assert_eq!(c.next(), Next::Close);
+}
+
+#[test]
+fn lingering_discards_input_until_eof() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    feed(
+        &mut c,
+        &mut x,
+        b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        0,
+    );
+    c.write_shut(5, &mut x);
+    assert_eq!(c.deadline(&x.timeouts), Some((2_005, TimeoutKind::Linger)));
+    assert!(feed(&mut c, &mut x, GET.as_bytes(), 6).is_empty());
+    c.on_eof(&mut x);
+    assert_eq!(c.next(), Next::Close);
+}
+
+#[test]
+fn output_above_the_high_water_mark_stops_reading() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    x.high_water = 10;
+    let input = GET.repeat(3);
+    c.read_buf(&mut x)
+        .unwrap()
+        .extend_from_slice(input.as_bytes());
+    c.on_read(input.len(), 0, &mut x);
+    // One response is over the mark: the other two wait, and so does the socket.
+    assert!(c.read_buf(&mut x).is_none());
+    let mut out = Vec::new();
+    flush(&mut c, &mut x, 0, &mut out);
+    assert_eq!(statuses(&out), [200, 200, 200]);
+    assert!(c.read_buf(&mut x).is_some());
+}
+
+#[test]
+fn draining_closes_every_response() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    x.draining = true;
+    let out = feed(&mut c, &mut x, GET.repeat(2).as_bytes(), 0);
+    assert_eq!(statuses(&out), [200]);
+    assert!(text(&out).contains("Connection: close\r\n"));
+}
+
+#[test]
+fn drain_closes_idle_connections_at_once() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    feed(&mut c, &mut x, GET.as_bytes(), 0);
+    c.start_drain();
+    assert_eq!(c.next(), Next::Close);
+}
+
+#[test]
+fn metrics_path_answers_prometheus_text() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let out = feed(
+        &mut c,
+        &mut x,
+        b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n",
+        0,
+    );
+    assert!(
+        text(&out).contains("twelve_requests_total 1\n"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_handler_that_writes_nothing_gets_500_and_close() {
+    let router = Router::new().get(
+        "/",
+        |_: &Request<'_, '_>, _: &[u8], _: &mut Response<'_>| {},
+    );
+    let (mut c, mut x) = (Conn::new(0), ctx_with(Limits::default(), router));
+    let out = feed(&mut c, &mut x, GET.as_bytes(), 0);
+    assert_eq!(statuses(&out), [500]);
+    assert_eq!(c.next(), Next::ShutdownWrite);
+}
+
+#[test]
+fn parse_errors_are_counted_by_kind() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    feed(&mut c, &mut x, b"GET / HTTP/1.1\nHost: a\n\n", 0);
+    assert_eq!(
+        x.metrics()
+            .parse_errors
+            .iter()
+            .map(|c| c.get())
+            .sum::<u64>(),
+        1
+    );
+}

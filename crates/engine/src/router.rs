@@ -130,6 +130,17 @@ impl Router {
             };
             return res.send_empty(204, &[("Allow", allow.as_bytes())]);
         }
+        if req.method == Method::Connect {
+            // No tunnels here (RFC 9110 §9.3.6); what follows CONNECT would be tunnel bytes,
+            // so the connection cannot be reused either.
+            res.close();
+            return res.send(
+                501,
+                "text/plain; charset=utf-8",
+                &[],
+                b"501 Not Implemented\n",
+            );
+        }
         let Some(route) = self.routes.iter().find(|r| r.path == req.path) else {
             return match &self.fallback {
                 Some(h) => h.handle(req, body, res),
@@ -242,6 +253,7 @@ mod tests {
         post_route_allow: "GET /b HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 405", "Allow: POST, OPTIONS\r\n";
         unknown_path_is_404: "GET /zz HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 404", "Not Found";
         options_star_is_204_with_allow: "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 204", "Allow: GET, HEAD, POST, OPTIONS\r\n";
+        connect_is_501: "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n" => "HTTP/1.1 501", "Connection: close\r\n";
         options_path_is_204_with_allow: "OPTIONS /a HTTP/1.1\r\nHost: x\r\n\r\n" => "HTTP/1.1 204", "Allow: GET, HEAD, OPTIONS\r\n";
     }
 
