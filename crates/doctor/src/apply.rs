@@ -100,7 +100,7 @@ pub fn apply(
     let mut done = Applied::default();
     for (id, action) in actions {
         match action {
-            Action::Manual { text } => {
+            Action::Manual { text, .. } => {
                 writeln!(out, "[{id}] manual step, not applied: {text}")?;
             }
             Action::Write { path, value, .. } => {

@@ -107,6 +107,8 @@ pub enum Action {
     Manual {
         /// What to do, with the exact lines to add or run.
         text: String,
+        /// How to undo it.
+        undo: String,
     },
 }
 
@@ -128,9 +130,12 @@ impl Action {
         }
     }
 
-    /// A printed instruction.
-    pub(crate) fn manual(text: impl Into<String>) -> Action {
-        Action::Manual { text: text.into() }
+    /// A printed instruction and how to undo it.
+    pub(crate) fn manual(text: impl Into<String>, undo: impl Into<String>) -> Action {
+        Action::Manual {
+            text: text.into(),
+            undo: undo.into(),
+        }
     }
 
     /// The shell line that applies this action.
@@ -138,7 +143,7 @@ impl Action {
         match self {
             Action::Write { path, value, .. } => write_line(path, value),
             Action::Run { argv, .. } => shell_join(argv),
-            Action::Manual { text } => format!("# manual: {text}"),
+            Action::Manual { text, .. } => format!("# manual: {text}"),
         }
     }
 
@@ -147,7 +152,7 @@ impl Action {
         match self {
             Action::Write { path, old, .. } => write_line(path, old),
             Action::Run { revert, .. } => shell_join(revert),
-            Action::Manual { .. } => "# manual: undo the change above".to_string(),
+            Action::Manual { undo, .. } => format!("# manual: {undo}"),
         }
     }
 }

@@ -128,10 +128,13 @@ pub(crate) fn isolation(snap: &Snapshot) -> Outcome {
              isolate the server's CPUs at boot: isolcpus={list} nohz_full={list}."
         ),
     )
-    .with(vec![Action::manual(format!(
-        "add `isolcpus={list} nohz_full={list}` to the kernel command line \
-         (GRUB_CMDLINE_LINUX in /etc/default/grub, update-grub, reboot); remove it to revert"
-    ))])
+    .with(vec![Action::manual(
+        format!(
+            "add `isolcpus={list} nohz_full={list}` to the kernel command line \
+         (GRUB_CMDLINE_LINUX in /etc/default/grub, update-grub, reboot)"
+        ),
+        "remove isolcpus= and nohz_full= from the kernel command line, update-grub, reboot",
+    )])
 }
 
 /// `cpu.governor`: scaling_governor of each CPU.

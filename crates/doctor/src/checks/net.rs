@@ -60,8 +60,8 @@ pub(crate) fn conntrack(snap: &Snapshot) -> Outcome {
         )
         .with(vec![Action::manual(
             "save the rules (`iptables-save > rules.v4`, `nft list ruleset > rules.nft`), \
-             flush them, then `modprobe -r nf_conntrack` (with its dependants); restore the \
-             saved rules to revert",
+             flush them, then `modprobe -r nf_conntrack` (with its dependants)",
+            "`iptables-restore < rules.v4` / `nft -f rules.nft` (loads the modules again)",
         )]),
     }
 }
@@ -115,8 +115,8 @@ pub(crate) fn firewall(snap: &Snapshot) -> Outcome {
     );
     let manual = Action::manual(
         "save and flush the rules (`nft list ruleset > rules.nft; nft flush ruleset`, or \
-         `iptables-save > rules.v4; iptables -F`), then unload the modules; restore with \
-         `nft -f rules.nft` / `iptables-restore < rules.v4`",
+         `iptables-save > rules.v4; iptables -F`), then unload the modules",
+        "`nft -f rules.nft` / `iptables-restore < rules.v4`",
     );
     if nft.unwrap_or(0) + ipt.unwrap_or(0) > 0 {
         return Outcome::new(
@@ -224,8 +224,8 @@ pub(crate) fn packet_sockets(snap: &Snapshot) -> Outcome {
          (e.g. systemd-networkd), or a static address.",
     )
     .with(vec![Action::manual(
-        "stop the listed processes (e.g. `systemctl stop dhclient`), start them again to \
-         revert",
+        "stop the listed processes while benchmarking (e.g. `systemctl stop dhclient`)",
+        "start them again (e.g. `systemctl start dhclient`)",
     )])
 }
 
@@ -321,7 +321,8 @@ pub(crate) fn nofile(snap: &Snapshot) -> Outcome {
     )
     .with(vec![Action::manual(
         "`ulimit -n 1048576` in the shell that starts twelve, or LimitNOFILE=1048576 in the \
-         service unit; it lasts for that shell or unit only",
+         service unit",
+        "nothing: the limit lasts only for that shell or unit",
     )])
 }
 
@@ -340,8 +341,8 @@ pub(crate) fn io_uring(snap: &Snapshot) -> Outcome {
              back to epoll. Enable it only if your security policy allows.",
         )
         .with(vec![Action::manual(
-            "`sysctl -w kernel.io_uring_disabled=0` if policy allows; set the old value back \
-             to revert",
+            "`sysctl -w kernel.io_uring_disabled=0` if policy allows",
+            format!("`sysctl -w kernel.io_uring_disabled={v}`"),
         )]),
     }
 }

@@ -91,13 +91,16 @@ pub(crate) fn queues(snap: &Snapshot) -> Outcome {
     let actions = short
         .iter()
         .map(|n| {
-            Action::manual(format!(
-                "`ethtool -L {} combined {}` if the NIC supports that many queues \
-                 (check `ethtool -l {}` first; set the old count back to revert)",
-                n.name,
-                cpus.len(),
-                n.name
-            ))
+            Action::manual(
+                format!(
+                    "`ethtool -L {} combined {}` if the NIC supports that many queues \
+                     (note the current count from `ethtool -l {}` first)",
+                    n.name,
+                    cpus.len(),
+                    n.name
+                ),
+                format!("`ethtool -L {} combined OLD_COUNT`", n.name),
+            )
         })
         .collect();
     let single = short.iter().all(|n| n.rx.len() <= 1);

@@ -48,7 +48,8 @@ pub(crate) fn mitigations(snap: &Snapshot) -> Outcome {
     )
     .with(vec![Action::manual(
         "add `mitigations=off` to the kernel command line (GRUB_CMDLINE_LINUX in \
-         /etc/default/grub, update-grub, reboot); remove it and reboot to revert",
+         /etc/default/grub, update-grub, reboot)",
+        "remove `mitigations=off` from the kernel command line, update-grub, reboot",
     )])
 }
 
@@ -90,8 +91,8 @@ pub(crate) fn audit(snap: &Snapshot) -> Outcome {
     );
     let manual = Action::manual(
         "add `audit=0` to the kernel command line and reboot, or delete the rules with \
-         `auditctl -D` and stop auditd (`systemctl stop auditd`); restore the rules \
-         (`augenrules --load`) and start auditd to revert",
+         `auditctl -D` and stop auditd (`systemctl stop auditd`)",
+        "remove `audit=0` and reboot, or `systemctl start auditd` and `augenrules --load`",
     );
     // The syscall-entry hook only costs when auditing is on with rules loaded (kernel/auditsc.c
     // gives a task an audit context only then).
@@ -132,7 +133,8 @@ pub(crate) fn seccomp(snap: &Snapshot) -> Outcome {
         )
         .with(vec![Action::manual(
             "run with `--security-opt seccomp=unconfined` (docker/podman) or without \
-             SystemCallFilter= (systemd); restore the profile to revert",
+             SystemCallFilter= (systemd)",
+            "run with the default profile again (drop the flag or restore SystemCallFilter=)",
         )]),
         other => Outcome::unknown(format!("Seccomp: {other}")),
     }
