@@ -62,6 +62,8 @@ cases! {
     irqbalance_running: "irqbalance", "nic.irqbalance" => Warn;
     conntrack_tracking: "conntrack", "net.conntrack" => Warn;
     conntrack_iptables_rules: "conntrack", "net.firewall" => Warn;
+    conntrack_loaded_but_idle: "netfilter-idle", "net.conntrack" => Ok;
+    netfilter_tables_without_rules: "netfilter-idle", "net.firewall" => Advise;
     isolcpus_set: "isolcpus", "cpu.isolation" => Ok;
     nosy_dhcp_client: "nosy-neighbour", "net.packet_sockets" => Warn;
     audit_rules_loaded: "audited", "sec.audit" => Warn;

@@ -22,6 +22,7 @@ pub const VARIANTS: &[&str] = &[
     "nosy-neighbour",
     "audited",
     "auditd-etc",
+    "netfilter-idle",
     "steal",
     "tuned",
     "multiqueue",
