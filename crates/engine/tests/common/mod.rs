@@ -243,14 +243,15 @@ fn conn_socket_inodes(port: u16) -> HashSet<u64> {
     out
 }
 
-/// Fds of this process open on files under the static root.
+/// Fds of this process open on files and directories beneath the static root.
 pub fn open_static_fds() -> usize {
     let root = static_root();
     let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
         return 0;
     };
     dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .filter(|l| l.starts_with(root))
+        // The root directory itself is held open (O_PATH) by every running server.
+        .filter(|l| l.starts_with(root) && l != root)
         .count()
 }
 
