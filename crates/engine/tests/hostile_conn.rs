@@ -289,11 +289,6 @@ fn feed_until_closed(c: &mut Client, bytes: &[u8], every: Duration, deadline: In
     if got.is_empty() {
         return Ended::Silently;
     }
-    let mut probe = Client::connect(c.stream.peer_addr().unwrap());
-    drop(std::mem::replace(
-        &mut probe.stream,
-        c.stream.try_clone().unwrap(),
-    ));
     parse_all(got)
 }
 
