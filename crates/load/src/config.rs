@@ -1,0 +1,290 @@
+//! What a run is asked to do: targets, load model, stop condition, timeouts; and the parsers
+//! of the command line's durations, rates and URLs.
+use std::fmt;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+/// One target URL, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The URL as given.
+    pub url: String,
+    /// `host[:port]` for the Host header.
+    pub authority: String,
+    /// Origin-form request target: path and query.
+    pub path: String,
+    /// Resolved address.
+    pub addr: SocketAddr,
+}
+
+impl Target {
+    /// Parses `http://host[:port][/path]` and resolves the host once, now.
+    pub fn parse(url: &str) -> Result<Self, ConfigError> {
+        let bad = |why: &str| ConfigError(format!("URL {url:?}: {why}"));
+        let rest = if let Some(r) = url.strip_prefix("http://") {
+            r
+        } else if url.starts_with("https://") {
+            return Err(bad("https is not supported yet (plain HTTP/1.1 only)"));
+        } else {
+            return Err(bad("must start with http://"));
+        };
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
+            Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+            None => (rest, "/".to_string()),
+        };
+        if authority.is_empty() || authority.contains('@') {
+            return Err(bad("needs a host (and no userinfo)"));
+        }
+        let has_port = match authority.rfind(':') {
+            Some(i) => !authority[i..].contains(']'),
+            None => false,
+        };
+        let with_port = if has_port {
+            authority.to_string()
+        } else {
+            format!("{authority}:80")
+        };
+        let addr = with_port
+            .to_socket_addrs()
+            .map_err(|e| bad(&format!("cannot resolve: {e}")))?
+            .next()
+            .ok_or_else(|| bad("host resolves to no address"))?;
+        Ok(Self {
+            url: url.to_string(),
+            authority: authority.to_string(),
+            path,
+            addr,
+        })
+    }
+}
+
+/// Arrival process of the open model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// Evenly spaced.
+    Uniform,
+    /// Exponential gaps (a Poisson process).
+    Poisson,
+}
+
+/// Load model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Model {
+    /// wrk: each connection sends its next batch when the last one is answered.
+    Closed,
+    /// One global schedule at `rate_per_s`; any idle connection takes a due request.
+    Open {
+        /// Arrivals per second.
+        rate_per_s: f64,
+        /// Uniform or Poisson.
+        arrival: Arrival,
+        /// Seed of the Poisson gaps.
+        seed: u64,
+    },
+}
+
+/// When the run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// After this long measuring (warm-up comes before).
+    Duration(Duration),
+    /// After this many requests were answered or failed.
+    Requests(u64),
+}
+
+/// A run's configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Targets, taken in turn; all share one address.
+    pub targets: Vec<Target>,
+    /// Method (`GET`, `HEAD`, `POST`, …).
+    pub method: String,
+    /// Extra header lines (`Name: value`), sent on every request.
+    pub headers: Vec<String>,
+    /// Request body.
+    pub body: Vec<u8>,
+    /// Connections, spread evenly over the workers.
+    pub connections: usize,
+    /// CPU of each worker (its length is the thread count); `None` entries are not pinned.
+    pub worker_cpus: Vec<Option<usize>>,
+    /// Requests in flight per connection.
+    pub pipeline: usize,
+    /// Closed or open.
+    pub model: Model,
+    /// End condition.
+    pub stop: Stop,
+    /// Warm-up before measuring (only with [`Stop::Duration`]).
+    pub warmup: Duration,
+    /// A request with no complete response after this long is counted and its connection
+    /// reopened.
+    pub timeout: Duration,
+    /// A connect that has not finished after this long is counted and retried.
+    pub connect_timeout: Duration,
+    /// `false` for `--close`: `Connection: close` on every request, a new connection each.
+    pub keep_alive: bool,
+    /// Responses per connection before the client reopens it.
+    pub requests_per_conn: Option<u64>,
+    /// Interval of the HdrHistogram log, when one is written.
+    pub hdr_interval: Option<Duration>,
+}
+
+impl Config {
+    /// A closed-model run against `targets` with wrk-like defaults.
+    pub fn new(targets: Vec<Target>) -> Self {
+        Self {
+            targets,
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            connections: 10,
+            worker_cpus: vec![None],
+            pipeline: 1,
+            model: Model::Closed,
+            stop: Stop::Duration(Duration::from_secs(10)),
+            warmup: Duration::ZERO,
+            timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(2),
+            keep_alive: true,
+            requests_per_conn: None,
+            hdr_interval: None,
+        }
+    }
+
+    /// Checks the combination of settings.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |s: &str| Err(ConfigError(s.to_string()));
+        if self.targets.is_empty() {
+            return bad("no target URL");
+        }
+        if self.targets.iter().any(|t| t.addr != self.targets[0].addr) {
+            return bad("all URLs must name the same host and port");
+        }
+        if self.worker_cpus.is_empty() {
+            return bad("--threads must be at least 1");
+        }
+        if self.connections < self.worker_cpus.len() {
+            return bad("--connections must be at least --threads");
+        }
+        if self.pipeline == 0 || self.pipeline > 1024 {
+            return bad("--pipeline must be 1..=1024");
+        }
+        if self.requests_per_conn == Some(0) {
+            return bad("--requests-per-conn must be at least 1");
+        }
+        if let Model::Open { rate_per_s, .. } = self.model {
+            if !(rate_per_s > 0.0 && rate_per_s.is_finite()) {
+                return bad("--rate must be positive");
+            }
+        }
+        if self.timeout.is_zero() || self.connect_timeout.is_zero() {
+            return bad("timeouts must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// A configuration mistake, naming the flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Parses `500ms`, `5s`, `2m`, `1h`, `250us`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, ConfigError> {
+    let bad = || ConfigError(format!("bad duration {s:?} (e.g. 500ms, 10s, 2m)"));
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.trim().parse().map_err(|_| bad())?;
+    let secs = match unit.trim() {
+        "" | "s" => n,
+        "ms" => n / 1e3,
+        "us" => n / 1e6,
+        "ns" => n / 1e9,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(bad()),
+    };
+    if !(secs >= 0.0 && secs.is_finite()) {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses a count or rate: `1000`, `10k`, `1.5M`.
+pub fn parse_rate(s: &str) -> Result<f64, ConfigError> {
+    let bad = || ConfigError(format!("bad number {s:?} (e.g. 5000, 10k, 1.5M)"));
+    let (num, scale) = match s.chars().last() {
+        Some('k' | 'K') => (&s[..s.len() - 1], 1e3),
+        Some('m' | 'M') => (&s[..s.len() - 1], 1e6),
+        Some('g' | 'G') => (&s[..s.len() - 1], 1e9),
+        _ => (s, 1.0),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !(n >= 0.0 && n.is_finite()) {
+        return Err(bad());
+    }
+    Ok(n * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! url {
+        ($name:ident, $url:expr, $authority:expr, $path:expr) => {
+            #[test]
+            fn $name() {
+                let t = Target::parse($url).unwrap();
+                assert_eq!((t.authority.as_str(), t.path.as_str()), ($authority, $path));
+            }
+        };
+    }
+
+    url!(
+        url_plain,
+        "http://127.0.0.1:8080/json",
+        "127.0.0.1:8080",
+        "/json"
+    );
+    url!(url_no_path, "http://127.0.0.1:9", "127.0.0.1:9", "/");
+    url!(
+        url_query_only,
+        "http://127.0.0.1:9?a=1",
+        "127.0.0.1:9",
+        "/?a=1"
+    );
+    url!(url_ipv6, "http://[::1]:8080/x", "[::1]:8080", "/x");
+
+    #[test]
+    fn url_https_refused() {
+        assert!(Target::parse("https://127.0.0.1/").is_err());
+    }
+
+    macro_rules! dur {
+        ($name:ident, $s:expr, $ms:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(parse_duration($s).unwrap(), Duration::from_millis($ms));
+            }
+        };
+    }
+
+    dur!(duration_seconds, "5s", 5_000);
+    dur!(duration_bare, "2", 2_000);
+    dur!(duration_millis, "250ms", 250);
+    dur!(duration_minutes, "2m", 120_000);
+
+    #[test]
+    fn rate_suffixes() {
+        assert_eq!(parse_rate("10k").unwrap(), 10_000.0);
+        assert_eq!(parse_rate("1.5M").unwrap(), 1_500_000.0);
+        assert!(parse_rate("fast").is_err());
+    }
+}

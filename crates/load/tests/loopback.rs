@@ -1,0 +1,240 @@
+//! The generator against small servers written here (std::net, one thread per connection)
+//! over loopback: exact request counts, `--close`, pipelining, requests per connection, the
+//! open model, and each failure landing in its error class. Every run is bounded by a request
+//! count or a sub-second duration.
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use twelve_load::{Arrival, Config, Model, Stop, Target};
+use twelve_report::{JsonReport, RunResult};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Behaviour {
+    /// 200 with a 2-byte body, keep-alive unless the request said close.
+    Ok,
+    /// 503 with a body.
+    Busy,
+    /// Reads, never answers.
+    Silent,
+    /// Reads one request, then resets the connection (SO_LINGER 0).
+    Reset,
+    /// Answers with bytes that are not HTTP.
+    Garbage,
+    /// Promises 100 body bytes, sends 5, closes.
+    MidBody,
+}
+
+#[derive(Default)]
+struct Seen {
+    accepted: AtomicU64,
+    answered: AtomicU64,
+    /// Most complete requests found in one read: the pipelining depth that arrived.
+    max_batch: AtomicU64,
+}
+
+fn server(b: Behaviour) -> (SocketAddr, Arc<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Seen::default());
+    let s = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            s.accepted.fetch_add(1, Ordering::SeqCst);
+            let s = s.clone();
+            std::thread::spawn(move || serve(stream, b, &s));
+        }
+    });
+    (addr, seen)
+}
+
+fn serve(mut stream: TcpStream, b: Behaviour, seen: &Seen) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        let mut batch = 0;
+        let mut close = false;
+        let mut out = Vec::new();
+        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let req: Vec<u8> = buf.drain(..end + 4).collect();
+            batch += 1;
+            close |= String::from_utf8_lossy(&req).contains("Connection: close");
+            match b {
+                Behaviour::Ok => {
+                    out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                }
+                Behaviour::Busy => out.extend_from_slice(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
+                ),
+                Behaviour::Silent => {}
+                Behaviour::Reset => {
+                    rustix::net::sockopt::set_socket_linger(&stream, Some(Duration::ZERO)).unwrap();
+                    return;
+                }
+                Behaviour::Garbage => out.extend_from_slice(b"SSH-2.0-OpenSSH_9.6\r\n\r\n"),
+                Behaviour::MidBody => {
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort");
+                    return;
+                }
+            }
+        }
+        seen.max_batch.fetch_max(batch, Ordering::SeqCst);
+        if b == Behaviour::Ok || b == Behaviour::Busy {
+            seen.answered.fetch_add(batch, Ordering::SeqCst);
+        }
+        if stream.write_all(&out).is_err() || close {
+            return;
+        }
+    }
+}
+
+fn config(addr: SocketAddr, stop: Stop) -> Config {
+    let mut c = Config::new(vec![Target::parse(&format!("http://{addr}/json")).unwrap()]);
+    c.stop = stop;
+    c.connections = 4;
+    c.worker_cpus = vec![None, None];
+    c.timeout = Duration::from_millis(300);
+    c
+}
+
+fn run(c: &Config) -> RunResult {
+    twelve_load::run(c, |_| {}).unwrap().result
+}
+
+#[test]
+fn request_count_matches_what_the_server_answered() {
+    let (addr, seen) = server(Behaviour::Ok);
+    let r = run(&config(addr, Stop::Requests(1000)));
+    assert_eq!(r.requests(), 1000);
+    assert_eq!(seen.answered.load(Ordering::SeqCst), 1000);
+    // Merged totals equal the sum over workers.
+    let per_worker: u64 = r.workers.iter().map(|w| w.latency.len()).sum();
+    assert_eq!(r.merged_latency().len(), per_worker);
+    assert_eq!(per_worker, 1000);
+    assert_eq!(r.merged_errors().status[200], 1000);
+    assert_eq!(r.merged_errors().total(), 0);
+    assert!(r.concurrency_reached());
+}
+
+#[test]
+fn close_opens_one_connection_per_request() {
+    let (addr, seen) = server(Behaviour::Ok);
+    let mut c = config(addr, Stop::Requests(200));
+    c.keep_alive = false;
+    let r = run(&c);
+    assert_eq!(r.requests(), 200);
+    assert_eq!(seen.accepted.load(Ordering::SeqCst), 200);
+    assert_eq!(r.merged_conns().established, 200);
+    assert_eq!(r.merged_errors().total(), 0);
+}
+
+#[test]
+fn requests_per_conn_reopens_after_n() {
+    let (addr, seen) = server(Behaviour::Ok);
+    let mut c = config(addr, Stop::Requests(100));
+    // One connection on one worker: with two, the last connections may share the tail.
+    c.connections = 1;
+    c.worker_cpus = vec![None];
+    c.requests_per_conn = Some(10);
+    let r = run(&c);
+    assert_eq!(r.requests(), 100);
+    assert_eq!(seen.accepted.load(Ordering::SeqCst), 10);
+}
+
+#[test]
+fn pipelining_depth_is_honoured() {
+    let (addr, seen) = server(Behaviour::Ok);
+    let mut c = config(addr, Stop::Requests(400));
+    c.connections = 2;
+    c.pipeline = 4;
+    let r = run(&c);
+    assert_eq!(r.requests(), 400);
+    assert_eq!(seen.answered.load(Ordering::SeqCst), 400);
+    // One latency per request, not per batch.
+    assert_eq!(r.merged_latency().len(), 400);
+    let batch = seen.max_batch.load(Ordering::SeqCst);
+    assert!(batch > 1 && batch <= 4, "largest batch {batch}");
+}
+
+#[test]
+fn open_model_sends_exactly_the_scheduled_requests() {
+    let (addr, seen) = server(Behaviour::Ok);
+    let mut c = config(addr, Stop::Requests(300));
+    c.model = Model::Open {
+        rate_per_s: 3000.0,
+        arrival: Arrival::Poisson,
+        seed: 7,
+    };
+    let r = run(&c);
+    assert_eq!(r.requests(), 300);
+    assert_eq!(seen.answered.load(Ordering::SeqCst), 300);
+    let lat = r.merged_latency();
+    assert_eq!(lat.corrected.len(), 300);
+    assert_eq!(lat.wait.len(), 300);
+    assert!(lat.corrected.max() >= lat.uncorrected.max());
+}
+
+fn errors_of(b: Behaviour) -> twelve_report::Errors {
+    let (addr, _) = server(b);
+    run(&config(addr, Stop::Duration(Duration::from_millis(700)))).merged_errors()
+}
+
+#[test]
+fn silent_server_counts_timeouts() {
+    let e = errors_of(Behaviour::Silent);
+    assert!(e.timeout >= 4, "{e:?}");
+    assert_eq!(e.read + e.parse + e.body_length + e.write, 0, "{e:?}");
+}
+
+#[test]
+fn reset_counts_read_errors() {
+    let e = errors_of(Behaviour::Reset);
+    assert!(e.read >= 1, "{e:?}");
+    assert_eq!(e.timeout + e.parse + e.body_length, 0, "{e:?}");
+}
+
+#[test]
+fn garbage_counts_parse_errors() {
+    let e = errors_of(Behaviour::Garbage);
+    assert!(e.parse >= 1, "{e:?}");
+    assert_eq!(e.timeout + e.read + e.body_length, 0, "{e:?}");
+}
+
+#[test]
+fn close_mid_body_counts_length_errors() {
+    let e = errors_of(Behaviour::MidBody);
+    assert!(e.body_length >= 1, "{e:?}");
+    assert_eq!(e.timeout + e.parse, 0, "{e:?}");
+}
+
+#[test]
+fn status_codes_are_counted_by_code() {
+    let (addr, _) = server(Behaviour::Busy);
+    let r = run(&config(addr, Stop::Requests(50)));
+    let e = r.merged_errors();
+    assert_eq!(e.status[503], 50);
+    assert_eq!(e.bad_status(), 50);
+    let doc = JsonReport::new(&r, "test", vec![]);
+    assert_eq!(doc.errors.status["503"], 50);
+}
+
+#[test]
+fn refused_connects_are_counted_and_concurrency_flagged() {
+    let addr = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let r = run(&config(addr, Stop::Duration(Duration::from_millis(300))));
+    let e = r.merged_errors();
+    assert!(e.connect_refused >= 4, "{e:?}");
+    assert!(!r.concurrency_reached());
+    assert_eq!(r.requests(), 0);
+}

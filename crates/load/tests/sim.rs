@@ -1,0 +1,57 @@
+//! Coordinated omission on a simulated clock: a 1 s server stall at 1,000 req/s must show in
+//! the corrected p99 (the requests that queued behind it) and not in the uncorrected p99.
+use twelve_load::sim::{SimSetup, simulate_open};
+
+const MS: u64 = 1_000_000;
+
+fn setup(stall: Option<(u64, u64)>) -> SimSetup {
+    SimSetup {
+        rate_per_s: 1_000.0,
+        connections: 10,
+        requests: 10_000,
+        service_ns: MS,
+        stall,
+    }
+}
+
+#[test]
+fn stall_shows_in_corrected_not_uncorrected_p99() {
+    let r = simulate_open(setup(Some((5_000 * MS, 1_000 * MS))));
+    assert_eq!(r.len(), 10_000);
+    let corrected = r.corrected.value_at_quantile(0.99);
+    let uncorrected = r.uncorrected.value_at_quantile(0.99);
+    // ~1,000 of 10,000 requests came due during the stall and waited for it: the top 1%
+    // waited close to the whole second.
+    assert!(corrected > 800 * MS, "corrected p99 {corrected} ns");
+    assert!(corrected <= 1_002 * MS, "corrected p99 {corrected} ns");
+    // Only the 10 requests in flight when the stall began saw it from their send time.
+    assert!(uncorrected < 2 * MS, "uncorrected p99 {uncorrected} ns");
+    assert!(r.uncorrected.max() >= 999 * MS);
+    // The waits are the difference, and they are where the stall went.
+    assert!(r.wait.value_at_quantile(0.99) > 790 * MS);
+}
+
+#[test]
+fn without_a_stall_both_agree() {
+    let r = simulate_open(setup(None));
+    let c = r.corrected.value_at_quantile(0.99);
+    let u = r.uncorrected.value_at_quantile(0.99);
+    assert_eq!(c, u);
+    assert_eq!(r.wait.max(), 0);
+}
+
+#[test]
+fn schedule_keeps_time_over_a_million_requests() {
+    // One million requests at 100,000/s over 10 simulated seconds, 50 connections each 0.4 ms:
+    // the schedule keeps up, so nothing ever waits and the last request is due at 9.99999 s.
+    let r = simulate_open(SimSetup {
+        rate_per_s: 100_000.0,
+        connections: 50,
+        requests: 1_000_000,
+        service_ns: 400_000,
+        stall: None,
+    });
+    assert_eq!(r.len(), 1_000_000);
+    assert_eq!(r.wait.max(), 0);
+    assert_eq!(r.corrected.max(), r.corrected.highest_equivalent(400_000));
+}
