@@ -88,10 +88,10 @@ struct Message {
 /// Runs `twelve serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = config(&args)?;
-    let router = router(&args)?;
+    let router = router();
     let handle = Server::new(config.clone(), router)
         .start()
-        .context("starting the server (--listen, --cpus, --steer)")?;
+        .context("starting the server (--listen, --cpus, --steer, --root)")?;
     for addr in handle.local_addrs() {
         println!(
             "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {:?})",
@@ -188,8 +188,8 @@ fn secs(flag: &str, value: f64) -> anyhow::Result<Duration> {
         .with_context(|| format!("{flag} {value}: expected a positive number of seconds"))
 }
 
-fn router(args: &Args) -> anyhow::Result<Router> {
-    let router = Router::new()
+fn router() -> Router {
+    Router::new()
         .get(
             "/json",
             |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
@@ -208,12 +208,4 @@ fn router(args: &Args) -> anyhow::Result<Router> {
                 res.send(200, "text/plain", &[], b"Hello, World!")
             },
         );
-    if let Some(root) = &args.root {
-        // Static files (crates/engine/src/files) are wired here once that module lands.
-        bail!(
-            "--root {}: static files are not available in this build yet",
-            root.display()
-        );
-    }
-    Ok(router)
 }

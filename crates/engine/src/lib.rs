@@ -10,6 +10,8 @@
 mod backend;
 mod config;
 mod conn;
+mod files;
+mod files_route;
 mod metrics;
 mod pool;
 mod response;

@@ -125,6 +125,23 @@ impl<'a> Response<'a> {
         self.head(status, None, 0, headers);
     }
 
+    /// Writes a head that announces `content_length` body bytes but writes none: the answer to
+    /// a `HEAD` request computed without the body at hand (for any other request, use it only
+    /// with `content_length` 0). `Content-Length` is left out for 1xx, 204 and 304.
+    pub fn send_head(
+        &mut self,
+        status: u16,
+        content_type: Option<&str>,
+        content_length: u64,
+        headers: &[(&str, &[u8])],
+    ) {
+        if self.status.is_some() {
+            return;
+        }
+        self.status = Some(status);
+        self.head(status, content_type, content_length, headers);
+    }
+
     /// Writes a head whose body is `body.len` bytes of a file, sent with `sendfile` after the
     /// head (nothing is sent for HEAD or bodiless statuses; the file is then closed at once).
     pub fn send_file(

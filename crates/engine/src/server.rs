@@ -37,6 +37,13 @@ pub enum StartError {
         /// The error.
         source: std::io::Error,
     },
+    /// `Config::root` could not be opened as a directory.
+    Root {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
     /// A worker could not pin itself or set up its epoll instance.
     Worker {
         /// The worker's CPU.
@@ -55,6 +62,9 @@ impl fmt::Display for StartError {
                 f.write_str("CBPF steering needs one worker on each CPU from 0 to N-1")
             }
             Self::Listen { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
+            Self::Root { path, source } => {
+                write!(f, "cannot serve files from {}: {source}", path.display())
+            }
             Self::Worker { cpu, source } => write!(f, "worker on CPU {cpu}: {source}"),
         }
     }
@@ -63,7 +73,9 @@ impl fmt::Display for StartError {
 impl std::error::Error for StartError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Listen { source, .. } | Self::Worker { source, .. } => Some(source),
+            Self::Listen { source, .. }
+            | Self::Root { source, .. }
+            | Self::Worker { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -98,9 +110,11 @@ impl Server {
 
     /// Creates the listeners (one per worker and address, all in one `SO_REUSEPORT` group per
     /// address), starts one worker thread per CPU of `Config::cpus`, each pinned before it
-    /// allocates, and returns once every worker is ready to accept.
+    /// allocates, and returns once every worker is ready to accept. With `Config::root`, static
+    /// files answer `GET`/`HEAD` requests no route matched (unless the router has its own
+    /// fallback).
     pub fn start(self) -> Result<ServerHandle, StartError> {
-        let Self { config, router } = self;
+        let Self { config, mut router } = self;
         let cpus = config.cpus.as_slice().to_vec();
         if cpus.is_empty() {
             return Err(StartError::NoCpus);
@@ -110,6 +124,17 @@ impl Server {
         }
         if config.steer == Steer::Cbpf && cpus.iter().enumerate().any(|(i, c)| i != *c) {
             return Err(StartError::CbpfNeedsCpusFromZero);
+        }
+        if let Some(root) = &config.root {
+            // Static files answer what no route matched (unless the router has a fallback).
+            let files =
+                crate::files::StaticFiles::open(root).map_err(|source| StartError::Root {
+                    path: root.clone(),
+                    source,
+                })?;
+            if !router.has_fallback() {
+                router = router.fallback(crate::files_route::FilesHandler(files));
+            }
         }
         // More descriptors than the default 1024 are needed for any real load; best effort.
         let _ = twelve_sys::net::raise_nofile_limit();

@@ -1,0 +1,58 @@
+//! The glue between the router and static files: a fallback [`Handler`] that asks
+//! [`StaticFiles`] for a reply plan and writes it through [`Response`].
+
+use crate::files::{FileError, RangeBuf, StaticFiles};
+use crate::response::{FileBody, Response};
+use crate::router::Handler;
+use twelve_http::Request;
+
+/// Serves files under one root for requests no route matched.
+pub(crate) struct FilesHandler(pub(crate) StaticFiles);
+
+impl Handler for FilesHandler {
+    fn handle(&self, req: &Request<'_, '_>, _body: &[u8], res: &mut Response<'_>) {
+        let headers = req.headers.iter().map(|h| (h.name.as_bytes(), h.value));
+        let reply = self
+            .0
+            .reply(req.method.as_str().as_bytes(), req.path.as_bytes(), headers);
+        let mut reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                let allow: &[(&str, &[u8])] = if e == FileError::MethodNotAllowed {
+                    &[("Allow", FileError::ALLOW.as_bytes())]
+                } else {
+                    &[]
+                };
+                let body = match e {
+                    FileError::BadRequest => &b"400 Bad Request\n"[..],
+                    FileError::Forbidden => b"403 Forbidden\n",
+                    FileError::NotFound => b"404 Not Found\n",
+                    FileError::MethodNotAllowed => b"405 Method Not Allowed\n",
+                };
+                return res.send(e.status(), "text/plain; charset=utf-8", allow, body);
+            }
+        };
+        let body = reply.body.take();
+        let mut range = RangeBuf::new();
+        let extra = reply.extra_fields(&mut range);
+        match body {
+            Some(b) => res.send_file(
+                reply.status,
+                reply.content_type.unwrap_or("application/octet-stream"),
+                extra.as_slice(),
+                FileBody {
+                    file: b.file,
+                    offset: b.offset,
+                    len: b.count,
+                },
+            ),
+            // HEAD (the plan has the GET's length but no file), 301, 304, 416.
+            None => res.send_head(
+                reply.status,
+                reply.content_type,
+                reply.content_length.unwrap_or(0),
+                extra.as_slice(),
+            ),
+        }
+    }
+}
