@@ -1,11 +1,255 @@
-//! `twelve bench`: command-line flags and the glue to its library crate.
+//! `twelve bench`: command-line flags and the glue to twelve-load (the generator) and
+//! twelve-report (the writers); with no URL, it starts twelve's own server in-process first.
+use anyhow::{Context, bail};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::Duration;
+use twelve_load::{Arrival, Config, Model, Stop, Target, parse_duration, parse_rate};
+use twelve_report::{IntervalLog, JsonReport, Slo};
+use twelve_sys::CpuList;
 
 /// Flags of `twelve bench`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Target URLs (http://host:port/path), taken in turn. None: start twelve's own server
+    /// in this process on a free 127.0.0.1 port, pinned to one CPU, and load its /json.
+    #[arg(value_name = "URL")]
+    urls: Vec<String>,
+    /// Connections, spread evenly over the threads.
+    #[arg(short = 'c', long, value_name = "N", default_value_t = 64)]
+    connections: usize,
+    /// Worker threads (default: one per CPU of --cpus, less the embedded server's).
+    #[arg(short = 't', long, value_name = "N")]
+    threads: Option<usize>,
+    /// CPUs to pin workers (and the embedded server) to, kernel list syntax (0-3,8).
+    /// Default: all online CPUs.
+    #[arg(long, value_name = "LIST")]
+    cpus: Option<String>,
+    /// CPU of the embedded server (default: the first of --cpus).
+    #[arg(long, value_name = "CPU")]
+    server_cpu: Option<usize>,
+    /// Measured duration (after --warmup): 10s, 500ms, 2m.
+    #[arg(short = 'd', long, value_name = "DUR", default_value = "5s")]
+    duration: String,
+    /// Stop after this many requests instead of a duration (10k, 1M).
+    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
+    requests: Option<String>,
+    /// Warm-up before measuring, excluded from every statistic (default 1s; 0 with -n).
+    #[arg(long, value_name = "DUR")]
+    warmup: Option<String>,
+    /// Open model: requests per second from one global schedule, each due request taken by
+    /// any idle connection; latency is also recorded from the intended start.
+    #[arg(short = 'R', long, value_name = "RATE")]
+    rate: Option<String>,
+    /// Arrival process of the open model.
+    #[arg(long, value_name = "KIND", default_value = "uniform", value_parser = ["uniform", "poisson"])]
+    arrival: String,
+    /// Seed of the Poisson arrivals.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Requests in flight per connection (one send per batch, one latency per request).
+    #[arg(short = 'p', long, value_name = "DEPTH", default_value_t = 1)]
+    pipeline: usize,
+    /// A new connection per request (sends Connection: close), as ab without -k.
+    #[arg(long)]
+    close: bool,
+    /// Reopen each connection after N requests.
+    #[arg(long, value_name = "N")]
+    requests_per_conn: Option<u64>,
+    /// HTTP method.
+    #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET")]
+    method: String,
+    /// Extra header line "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    headers: Vec<String>,
+    /// Request body.
+    #[arg(short = 'b', long, value_name = "BODY", conflicts_with = "body_file")]
+    body: Option<String>,
+    /// Request body read from a file.
+    #[arg(long, value_name = "FILE")]
+    body_file: Option<std::path::PathBuf>,
+    /// A request with no complete response after this long is counted as a timeout and its
+    /// connection reopened.
+    #[arg(long, value_name = "DUR", default_value = "2s")]
+    timeout: String,
+    /// Give up a connect after this long (counted, then retried).
+    #[arg(long, value_name = "DUR", default_value = "2s")]
+    connect_timeout: String,
+    /// Print the report as JSON (schema: crates/report/schema/bench-report.schema.json).
+    #[arg(long)]
+    json: bool,
+    /// Write HdrHistogram interval logs (V2 compressed) to FILE.
+    #[arg(long, value_name = "FILE")]
+    hdr_log: Option<std::path::PathBuf>,
+    /// Interval of --hdr-log.
+    #[arg(long, value_name = "DUR", default_value = "1s")]
+    hdr_interval: String,
+    /// A threshold that decides the exit code (repeatable): 'p99<2ms', 'errors<0.1%',
+    /// 'rps>=10000', 'mean<1ms'. Any failed: exit 1.
+    #[arg(long, value_name = "EXPR")]
+    slo: Vec<String>,
+}
 
 /// Runs `twelve bench`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`twelve bench` is being built in this change")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let slos = args
+        .slo
+        .iter()
+        .map(|s| Slo::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cpus = match &args.cpus {
+        Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
+        None => twelve_sys::cpus::online(),
+    };
+    if cpus.is_empty() {
+        bail!("--cpus: no CPU to run on");
+    }
+    let embedded = args.urls.is_empty();
+    let server_cpu = embedded.then(|| args.server_cpu.unwrap_or(cpus.as_slice()[0]));
+    let mut worker_pool: Vec<usize> = cpus
+        .as_slice()
+        .iter()
+        .copied()
+        .filter(|c| Some(*c) != server_cpu)
+        .collect();
+    if worker_pool.is_empty() {
+        // One CPU in all: the workers share it with the server.
+        worker_pool = cpus.as_slice().to_vec();
+    }
+    let threads = args.threads.unwrap_or(worker_pool.len());
+    if threads == 0 {
+        bail!("--threads 0: need at least one worker");
+    }
+    let server = match server_cpu {
+        Some(cpu) => Some(start_server(cpu)?),
+        None => None,
+    };
+    let urls = match &server {
+        Some(h) => vec![format!("http://{}/json", h.local_addrs()[0])],
+        None => args.urls.clone(),
+    };
+    let mut config = config(&args, &urls)?;
+    config.worker_cpus = (0..threads)
+        .map(|i| Some(worker_pool[i % worker_pool.len()]))
+        .collect();
+    let live = std::io::stderr().is_terminal();
+    let outcome = twelve_load::run(&config, |p| {
+        if live {
+            let phase = if p.measuring { "" } else { " (warm-up)" };
+            eprint!(
+                "\r\x1b[2K  {:>4.0}s{phase}  {} requests  {} errors",
+                p.elapsed.as_secs_f64(),
+                p.requests,
+                p.errors
+            );
+        }
+    });
+    if live {
+        eprint!("\r\x1b[2K");
+    }
+    if let Some(h) = server {
+        h.shutdown();
+        h.join();
+    }
+    let mut outcome = outcome?;
+    outcome.result.info.server_cpu = server_cpu;
+    let version = env!("CARGO_PKG_VERSION");
+    let plain = JsonReport::new(&outcome.result, version, vec![]);
+    let judged: Vec<_> = slos.iter().map(|s| s.check(&plain)).collect();
+    let failed = judged.iter().any(|o| !o.pass);
+    let report = JsonReport::new(&outcome.result, version, judged);
+    if let Some(path) = &args.hdr_log {
+        let file =
+            std::fs::File::create(path).with_context(|| format!("--hdr-log {}", path.display()))?;
+        let mut log = IntervalLog::new(std::io::BufWriter::new(file), outcome.start);
+        for (offset, length, hist) in std::mem::take(&mut outcome.intervals) {
+            log.push(offset, length, hist);
+        }
+        log.finish()
+            .with_context(|| format!("--hdr-log {}", path.display()))?;
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", report.to_json())?;
+    } else {
+        write!(
+            out,
+            "{}",
+            twelve_report::text::render(&outcome.result, &report)
+        )?;
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn config(args: &Args, urls: &[String]) -> anyhow::Result<Config> {
+    let targets = urls
+        .iter()
+        .map(|u| Target::parse(u))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut c = Config::new(targets);
+    c.connections = args.connections;
+    c.method = args.method.to_ascii_uppercase();
+    c.headers = args.headers.clone();
+    c.body = match (&args.body, &args.body_file) {
+        (Some(b), _) => b.clone().into_bytes(),
+        (None, Some(path)) => {
+            std::fs::read(path).with_context(|| format!("--body-file {}", path.display()))?
+        }
+        (None, None) => Vec::new(),
+    };
+    c.pipeline = args.pipeline;
+    c.keep_alive = !args.close;
+    c.requests_per_conn = args.requests_per_conn;
+    c.stop = match &args.requests {
+        Some(n) => Stop::Requests(parse_rate(n).context("-n/--requests")? as u64),
+        None => Stop::Duration(parse_duration(&args.duration).context("-d/--duration")?),
+    };
+    c.warmup = match (&args.warmup, &args.requests) {
+        (Some(w), _) => parse_duration(w).context("--warmup")?,
+        (None, Some(_)) => Duration::ZERO,
+        (None, None) => Duration::from_secs(1),
+    };
+    c.timeout = parse_duration(&args.timeout).context("--timeout")?;
+    c.connect_timeout = parse_duration(&args.connect_timeout).context("--connect-timeout")?;
+    if let Some(rate) = &args.rate {
+        c.model = Model::Open {
+            rate_per_s: parse_rate(rate).context("-R/--rate")?,
+            arrival: if args.arrival == "poisson" {
+                Arrival::Poisson
+            } else {
+                Arrival::Uniform
+            },
+            seed: args.seed,
+        };
+    }
+    if args.hdr_log.is_some() {
+        c.hdr_interval = Some(parse_duration(&args.hdr_interval).context("--hdr-interval")?);
+    }
+    Ok(c)
+}
+
+/// Starts twelve's server in this process: one worker pinned to `cpu`, a free loopback port,
+/// serving the TechEmpower /json message.
+fn start_server(cpu: usize) -> anyhow::Result<twelve_engine::ServerHandle> {
+    use twelve_engine::{Request, Response, Router, Server};
+    let mut config = twelve_engine::Config::loopback(1);
+    config.cpus = CpuList::from_cpus([cpu]);
+    let router = Router::new().get(
+        "/json",
+        |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
+            res.send(
+                200,
+                "application/json",
+                &[],
+                br#"{"message":"Hello, World!"}"#,
+            )
+        },
+    );
+    Server::new(config, router)
+        .start()
+        .with_context(|| format!("starting the embedded server on CPU {cpu}"))
 }

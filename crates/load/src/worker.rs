@@ -226,6 +226,12 @@ impl<'s, C: Clock> Worker<'s, C> {
         }
         self.res.latency = self.total;
         if self.measuring {
+            // Whole seconds that ended with the run (the partial last one is left out).
+            while now >= self.next_sec_ns {
+                self.res.per_second.push(self.sec_count);
+                self.sec_count = 0;
+                self.next_sec_ns += 1_000_000_000;
+            }
             self.res.cpu_time = Duration::from_nanos(thread_cpu_ns() - self.cpu_start_ns);
             self.res.wall_time = Duration::from_nanos(now - self.s.measure_start_ns);
         }
