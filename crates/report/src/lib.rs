@@ -10,6 +10,7 @@ pub mod latency;
 pub mod result;
 pub mod slo;
 pub mod text;
+pub mod visual;
 
 pub use hdrlog::IntervalLog;
 pub use json::{JsonReport, SCHEMA, SCHEMA_ID};

@@ -1,0 +1,227 @@
+//! The self-contained HTML report: inline SVG plots, the step table, the settings,
+//! `twelve --version` and the doctor's summary, in one file that fetches nothing.
+//!
+//! A Content-Security-Policy of `default-src 'none'` makes "no network fetches" a property the
+//! browser enforces (and the browser test would see its console error) rather than a promise.
+use super::step::{LoadKind, StepRow};
+use super::time::iso8601;
+use std::fmt::Write as _;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// Everything the page shows.
+#[derive(Debug, Clone)]
+pub struct HtmlPage {
+    /// Page heading and `<title>`.
+    pub title: String,
+    /// `twelve --version`.
+    pub version: String,
+    /// Settings as (name, value), in display order.
+    pub settings: Vec<(String, String)>,
+    /// What varied.
+    pub kind: LoadKind,
+    /// One row per step, with whether its SLOs held (`None`: no SLOs).
+    pub rows: Vec<(StepRow, Option<bool>)>,
+    /// Plots as (id, title, SVG text).
+    pub plots: Vec<(String, String, String)>,
+    /// Sentences shown above the plots (the knee, client-bound warnings).
+    pub notes: Vec<String>,
+    /// `twelve doctor`'s summary as JSON (`ok`, `advise`, `warn`, `unknown`, `checks`).
+    pub doctor: Option<serde_json::Value>,
+}
+
+const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;\
+padding:0 1em;color:#222}h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px \
+solid #ddd}table{border-collapse:collapse;font-variant-numeric:tabular-nums}td,th{padding:.25em \
+.6em;border-bottom:1px solid #eee;text-align:right}th{background:#f4f4f4}td.k,th.k{text-align:\
+left}.fail{color:#b00}.pass{color:#070}.note{background:#fff6d6;padding:.5em 1em;border-left:4px \
+solid #e6a700}figure{margin:1em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
+code{font-size:.95em}.muted{color:#666}";
+
+/// Counts the plots once the page is parsed, so a headless browser's DOM dump shows that the
+/// page's script ran and the SVGs exist as elements.
+const SCRIPT: &str = "document.addEventListener('DOMContentLoaded',function(){\
+var n=document.querySelectorAll('figure svg').length;\
+document.documentElement.setAttribute('data-plots',String(n));});";
+
+impl HtmlPage {
+    /// The page.
+    pub fn render(&self) -> String {
+        let mut h =
+            String::with_capacity(64 * 1024 + self.plots.iter().map(|p| p.2.len()).sum::<usize>());
+        let title = esc(&self.title);
+        let _ = write!(
+            h,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<title>{title}</title><style>{STYLE}</style><script>{SCRIPT}</script></head><body>\n\
+<h1>{title}</h1>\n<p class=\"muted\">twelve {}</p>\n",
+            esc(&self.version)
+        );
+        for n in &self.notes {
+            let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(n));
+        }
+        h.push_str("<h2>Plots</h2>\n");
+        for (id, t, svg) in &self.plots {
+            let _ = writeln!(
+                h,
+                "<figure id=\"plot-{}\">{}<figcaption>{}</figcaption></figure>",
+                esc(id),
+                strip_xml_decl(svg),
+                esc(t)
+            );
+        }
+        self.table(&mut h);
+        h.push_str("<h2>Settings</h2>\n<table>\n");
+        for (k, v) in &self.settings {
+            let _ = writeln!(
+                h,
+                "<tr><th class=\"k\">{}</th><td class=\"k\"><code>{}</code></td></tr>",
+                esc(k),
+                esc(v)
+            );
+        }
+        h.push_str("</table>\n");
+        self.doctor_section(&mut h);
+        h.push_str("</body></html>\n");
+        h
+    }
+
+    fn table(&self, h: &mut String) {
+        let slo = self.rows.iter().any(|r| r.1.is_some());
+        let _ = write!(
+            h,
+            "<h2>Steps</h2>\n<table id=\"steps\"><tr><th class=\"k\">start (UTC)</th><th>{}</th>\
+<th>complete</th><th>failed</th><th>req/s</th><th>min µs</th><th>mean µs</th><th>stddev µs</th>\
+<th>p50 µs</th><th>p90 µs</th><th>p95 µs</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th>\
+<th>client busy</th>{}</tr>\n",
+            self.kind.label(),
+            if slo { "<th>SLO</th>" } else { "" }
+        );
+        for (r, pass) in &self.rows {
+            let start =
+                iso8601(UNIX_EPOCH + Duration::from_millis((r.start_unix_s * 1e3).round() as u64));
+            let _ = write!(
+                h,
+                "<tr><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td>",
+                &start[11..23],
+                super::plot::fmt_si(r.load),
+                r.complete,
+                r.failed,
+                r.rps
+            );
+            for v in [
+                r.min_us,
+                r.mean_us,
+                r.stddev_us,
+                r.p50_us,
+                r.p90_us,
+                r.p95_us,
+                r.p99_us,
+                r.p999_us,
+                r.max_us,
+            ] {
+                let _ = write!(h, "<td>{v:.1}</td>");
+            }
+            let _ = write!(h, "<td>{:.0}%</td>", r.client_busy * 100.0);
+            match pass {
+                Some(true) => h.push_str("<td class=\"pass\">pass</td>"),
+                Some(false) => h.push_str("<td class=\"fail\">fail</td>"),
+                None => {}
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table>\n");
+    }
+
+    fn doctor_section(&self, h: &mut String) {
+        h.push_str("<h2>Host (twelve doctor)</h2>\n");
+        let Some(d) = &self.doctor else {
+            h.push_str("<p class=\"muted\">The doctor's summary was not available.</p>\n");
+            return;
+        };
+        let n = |k: &str| d.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+        let _ = writeln!(
+            h,
+            "<p>{} ok, {} advise, {} warn, {} unknown.</p>",
+            n("ok"),
+            n("advise"),
+            n("warn"),
+            n("unknown")
+        );
+        let flagged: Vec<(&str, &str)> = d
+            .get("checks")
+            .and_then(|c| c.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some((c.get("id")?.as_str()?, c.get("status")?.as_str()?)))
+            .filter(|(_, s)| *s != "ok")
+            .collect();
+        if !flagged.is_empty() {
+            h.push_str("<table id=\"doctor\"><tr><th class=\"k\">check</th><th class=\"k\">status</th></tr>\n");
+            for (id, s) in flagged {
+                let _ = writeln!(
+                    h,
+                    "<tr><td class=\"k\"><code>{}</code></td><td class=\"k\">{}</td></tr>",
+                    esc(id),
+                    esc(s)
+                );
+            }
+            h.push_str("</table>\n<p class=\"muted\">Run <code>twelve doctor</code> for the explanations.</p>\n");
+        }
+    }
+}
+
+/// plotters' SVG has no XML declaration today; strip one anyway, since it is not allowed
+/// inside an HTML document.
+fn strip_xml_decl(svg: &str) -> &str {
+    match svg.strip_prefix("<?xml") {
+        Some(rest) => rest.find("?>").map_or(svg, |i| rest[i + 2..].trim_start()),
+        None => svg,
+    }
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! escaped {
+        ($name:ident, $in:expr, $out:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(esc($in), $out);
+            }
+        };
+    }
+
+    escaped!(escape_plain, "p99<2ms", "p99&lt;2ms");
+    escaped!(
+        escape_quotes,
+        "-H 'a: \"b\"'",
+        "-H &#39;a: &quot;b&quot;&#39;"
+    );
+    escaped!(escape_ampersand, "a&b", "a&amp;b");
+
+    #[test]
+    fn xml_declaration_is_stripped() {
+        assert_eq!(strip_xml_decl("<?xml version=\"1.0\"?>\n<svg/>"), "<svg/>");
+        assert_eq!(strip_xml_decl("<svg/>"), "<svg/>");
+    }
+}

@@ -1,0 +1,264 @@
+//! The sweep writers on synthetic steps: the CSV header and a golden row, the sweep JSON
+//! document against its schema, every plot a well-formed SVG, and the HTML page's structure.
+mod common;
+
+use serde_json::Value;
+use twelve_report::visual::csv::{header, row};
+use twelve_report::visual::{
+    CSV_HEADER_CLOSED, LoadKind, SWEEP_SCHEMA, StepRow, SweepDoc, plot, write_csv,
+};
+
+#[test]
+fn csv_header_names_every_column() {
+    assert_eq!(
+        CSV_HEADER_CLOSED,
+        "start_time,concurrency,complete,failed,req_per_s,min_us,mean_us,stddev_us,p50_us,\
+p90_us,p95_us,p99_us,p99.9_us,max_us,client_busy"
+    );
+    assert_eq!(header(LoadKind::Rate).split(',').nth(1), Some("rate"));
+    assert_eq!(header(LoadKind::Rate).split(',').count(), 15);
+}
+
+#[test]
+fn csv_golden_row() {
+    // 1000 latencies 100..1099 µs. HdrHistogram at 3 digits reports min as the lowest and
+    // quantiles as the highest value equivalent to the bucket (buckets 32 to 512 ns wide
+    // here): min 100 µs → 99.968, p50 = the 500th value 599 µs → 599.039; the stddev of
+    // 1000 evenly spaced µs is 288.675.
+    let r = StepRow::of(&common::step(10.0, 100));
+    assert_eq!(
+        row(&r),
+        "2026-11-22T13:05:11.123Z,10,1000,5,1000.00,99.968,599.506,288.677,599.039,\
+999.423,1049.599,1089.535,1098.751,1099.775,0.250"
+    );
+}
+
+#[test]
+fn csv_has_one_row_per_step() {
+    let mut out = Vec::new();
+    write_csv(&mut out, LoadKind::Concurrency, &common::steps()).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0], CSV_HEADER_CLOSED);
+    for l in &lines[1..] {
+        assert_eq!(l.split(',').count(), 15, "{l}");
+    }
+}
+
+/// Validates `v` against the schema keywords the sweep schema uses; returns each violation.
+fn validate(root: &Value, s: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        let name = r.strip_prefix("#/$defs/").expect("local refs only");
+        validate(root, &root["$defs"][name], v, path, out);
+    }
+    if let Some(t) = s.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(one) => vec![one.as_str()],
+            Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+            _ => panic!("bad type keyword at {path}"),
+        };
+        let ok = types.iter().any(|t| match *t {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            "number" => v.is_number(),
+            "integer" => v.is_u64() || v.is_i64(),
+            other => panic!("unknown type {other}"),
+        });
+        if !ok {
+            out.push(format!("{path}: {v} is not {types:?}"));
+            return;
+        }
+    }
+    if let Some(c) = s.get("const") {
+        if c != v {
+            out.push(format!("{path}: {v} != const {c}"));
+        }
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array) {
+        if !e.contains(v) {
+            out.push(format!("{path}: {v} not in enum"));
+        }
+    }
+    if let (Some(min), Some(x)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
+        if x < min {
+            out.push(format!("{path}: {x} < minimum {min}"));
+        }
+    }
+    if let (Some(max), Some(x)) = (s.get("maximum").and_then(Value::as_f64), v.as_f64()) {
+        if x > max {
+            out.push(format!("{path}: {x} > maximum {max}"));
+        }
+    }
+    if let Some(arr) = v.as_array() {
+        let n = arr.len() as u64;
+        if s.get("minItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| n < m)
+        {
+            out.push(format!("{path}: too few items"));
+        }
+        if s.get("maxItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| n > m)
+        {
+            out.push(format!("{path}: too many items"));
+        }
+        let prefix = s.get("prefixItems").and_then(Value::as_array);
+        for (i, item) in arr.iter().enumerate() {
+            let p = format!("{path}[{i}]");
+            match prefix.and_then(|p| p.get(i)) {
+                Some(ps) => validate(root, ps, item, &p, out),
+                None => {
+                    if let Some(is) = s.get("items") {
+                        validate(root, is, item, &p, out);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(obj) = v.as_object() {
+        for r in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let r = r.as_str().unwrap();
+            if !obj.contains_key(r) {
+                out.push(format!("{path}: missing {r}"));
+            }
+        }
+        let props = s.get("properties").and_then(Value::as_object);
+        for (k, val) in obj {
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => validate(root, ps, val, &format!("{path}.{k}"), out),
+                None => {
+                    if s.get("additionalProperties") == Some(&Value::Bool(false)) {
+                        out.push(format!("{path}: unexpected property {k}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn violations(doc: &Value) -> Vec<String> {
+    let schema: Value = serde_json::from_str(SWEEP_SCHEMA).unwrap();
+    let mut out = Vec::new();
+    validate(&schema, &schema, doc, "$", &mut out);
+    out
+}
+
+#[test]
+fn sweep_json_matches_schema() {
+    let mut doc = SweepDoc::new(
+        "0.1.0 (test)",
+        "find-max-rate",
+        LoadKind::Rate,
+        &common::steps(),
+    );
+    doc.settings = vec![("url".into(), "http://127.0.0.1:8080/json".into())];
+    doc.knee = Some(twelve_report::visual::doc::Knee {
+        max_rate_per_s: Some(20.0),
+        above_range: false,
+        bracket: 0.5,
+        pass_step: Some(1),
+        fail_step: Some(2),
+    });
+    doc.doctor = Some(serde_json::json!({"schema_version": 1, "ok": 3, "checks": []}));
+    let v: Value = serde_json::from_str(&doc.to_json()).unwrap();
+    assert_eq!(violations(&v), Vec::<String>::new());
+    assert_eq!(v["steps"].as_array().unwrap().len(), 3);
+    assert_eq!(v["steps"][2]["passed"], Value::Bool(false));
+    assert_eq!(v["steps"][0]["report"]["requests"], 1000);
+}
+
+#[test]
+fn schema_check_rejects_a_broken_document() {
+    // The validator is only worth something if it can fail.
+    let doc = SweepDoc::new("v", "sweep", LoadKind::Concurrency, &common::steps());
+    let mut v: Value = serde_json::from_str(&doc.to_json()).unwrap();
+    v["steps"][0]["row"]["client_busy"] = serde_json::json!(1.5);
+    v["mode"] = serde_json::json!("spiral");
+    v.as_object_mut().unwrap().remove("knee");
+    let found = violations(&v);
+    assert_eq!(found.len(), 3, "{found:?}");
+}
+
+/// Parses an SVG and returns (element count, text of all `<text>` elements).
+fn parse_svg(svg: &str) -> (usize, String) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    let text: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .collect();
+    (doc.descendants().count(), text.join("|"))
+}
+
+#[test]
+fn every_plot_is_well_formed_svg_with_its_labels() {
+    let plots = plot::sweep_plots(LoadKind::Concurrency, &common::steps()).unwrap();
+    let names: Vec<&str> = plots.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(names, ["throughput", "latency", "distribution", "errors"]);
+    for (name, _, svg) in &plots {
+        let (elements, text) = parse_svg(svg);
+        assert!(elements > 50, "{name}: only {elements} elements");
+        match name.as_str() {
+            "latency" => assert!(text.contains("p99.9") && text.contains("p50"), "{text}"),
+            "distribution" => {
+                assert!(
+                    text.contains("corrected") && text.contains("uncorrected"),
+                    "{text}"
+                )
+            }
+            "errors" => assert!(
+                text.contains("timeout") && text.contains("bad status"),
+                "{text}"
+            ),
+            _ => assert!(text.contains("achieved req/s"), "{text}"),
+        }
+    }
+}
+
+#[test]
+fn percentile_curve_runs_out_to_the_tail() {
+    let s = common::step(10.0, 100);
+    let curve = plot::percentile_curve(&s.run.merged_latency().corrected);
+    let (x_last, y_last) = *curve.last().unwrap();
+    assert!(x_last >= 500.0, "1/(1-p) reached only {x_last}");
+    assert!(y_last > 1000.0 && y_last < 1100.0, "{y_last}");
+    assert!(
+        curve
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
+    );
+}
+
+#[test]
+fn single_step_plots_do_not_fail() {
+    let plots = plot::sweep_plots(LoadKind::Rate, &[common::step(5.0, 50)]).unwrap();
+    for (_, _, svg) in &plots {
+        parse_svg(svg);
+    }
+}
+
+#[test]
+fn html_page_is_self_contained() {
+    let html = common::page().render();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<svg").count(), 4);
+    assert!(html.contains("default-src 'none'"));
+    for fetch in ["src=\"http", "href=\"http", "@import", "url(http", "<link"] {
+        assert!(!html.contains(fetch), "page fetches: {fetch}");
+    }
+    assert!(html.contains("cpu.governor") && !html.contains("net.somaxconn"));
+    assert!(html.contains("p99&lt;2ms"));
+    assert_eq!(html.matches("<td class=\"fail\">").count(), 1);
+}
