@@ -13,6 +13,8 @@ use super::*;
 /// A fresh tree under the system temp dir: `root/` is served, `outside/` must never be.
 fn tree() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
+    static CLEANED: std::sync::Once = std::sync::Once::new();
+    CLEANED.call_once(remove_stale_trees);
     let base = std::env::temp_dir().join(format!(
         "twelve-files-{}-{}",
         std::process::id(),
@@ -40,6 +42,23 @@ fn tree() -> PathBuf {
         .status();
     assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
     root
+}
+
+/// Removes `twelve-files-<pid>-<n>` trees of test processes that no longer run.
+fn remove_stale_trees() {
+    let Ok(dir) = fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("twelve-files-")) else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        if pid.parse::<u32>().is_ok() && !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn files(resolver: Resolver) -> &'static StaticFiles {

@@ -40,6 +40,7 @@ pub const SENTINEL: &[u8] = b"GET /sentinel HTTP/1.1\r\nHost: a\r\n\r\n";
 pub fn static_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
+        remove_stale_trees("twelve-hostile-");
         let base = std::env::temp_dir().join(format!("twelve-hostile-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let root = base.join("root");
@@ -59,6 +60,23 @@ pub fn static_root() -> &'static Path {
         }
         root
     })
+}
+
+/// Removes `<temp>/<prefix><pid>` trees left by test processes that no longer run (each
+/// holds a 10 MiB file). Trees of live processes (a concurrent `cargo test`) are kept.
+fn remove_stale_trees(prefix: &str) {
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Content of the file outside the root.
