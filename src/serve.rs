@@ -207,5 +207,5 @@ fn router() -> Router {
             |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
                 res.send(200, "text/plain", &[], b"Hello, World!")
             },
-        );
+        )
 }
