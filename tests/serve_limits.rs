@@ -1,0 +1,165 @@
+//! `twelve serve` under `prlimit --nofile=64` (hostile-requests.md 47m): when accept fails with
+//! EMFILE the worker pauses instead of spinning, keeps serving, and recovers by itself.
+//! A separate process because RLIMIT_NOFILE is per process and the engine's own tests run
+//! servers in-process.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Upper bound for waiting on the server; never a speed assertion.
+const BOUND: Duration = Duration::from_secs(5);
+
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        // SIGTERM our own child by PID (graceful drain), then reap it.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + BOUND;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `twelve serve` on a free loopback port under `prlimit --nofile=<nofile>`, or `None`
+/// (with a printed reason) where prlimit is missing.
+fn serve_limited(nofile: u32) -> Option<Serve> {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: prlimit(1) not found");
+        return None;
+    }
+    let mut child = Command::new("prlimit")
+        .arg(format!("--nofile={nofile}:{nofile}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_twelve"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--workers", "1"])
+        .args([
+            "--keep-alive-timeout",
+            "5",
+            "--header-timeout",
+            "5",
+            "--drain-timeout",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn prlimit twelve serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // "twelve serve: listening on http://127.0.0.1:PORT (...)"
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no listening line: {line:?}"));
+    Some(Serve { child, addr })
+}
+
+/// user + system CPU time of `pid`, in clock ticks (fields 14 and 15 of /proc/PID/stat).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after_comm.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// `GET path` on a fresh connection: the status and body, or `None` if the server did not
+/// answer (connection refused, reset, or no reply within the bound).
+fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect_timeout(&addr, BOUND).ok()?;
+    s.set_read_timeout(Some(BOUND)).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.get(9..12)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n")?.1.to_owned();
+    Some((status, body))
+}
+
+#[test]
+fn emfile_pauses_accept_without_spinning_and_recovers() {
+    let Some(serve) = serve_limited(64) else {
+        return;
+    };
+    let pid = serve.child.id();
+    assert_eq!(get(serve.addr, "/plaintext").map(|r| r.0), Some(200));
+    // A keep-alive client from before the flood.
+    let mut keeper = TcpStream::connect(serve.addr).unwrap();
+    keeper.set_read_timeout(Some(BOUND)).unwrap();
+    // More idle connections than the server has descriptors: accept hits EMFILE.
+    let flood: Vec<TcpStream> = (0..150)
+        .filter_map(|_| TcpStream::connect_timeout(&serve.addr, BOUND).ok())
+        .collect();
+    assert!(
+        flood.len() > 64,
+        "the backlog took only {} connections",
+        flood.len()
+    );
+    // Over one second of EMFILE the worker may use a little CPU, never most of a core.
+    // (A spinning accept loop uses all of it; this bound is 5x looser than "paused".)
+    let ticks_per_s = 100; // USER_HZ on Linux
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(1));
+    let used = cpu_ticks(pid) - before;
+    assert!(
+        used < ticks_per_s / 2,
+        "worker spun on EMFILE: {used} ticks of CPU in 1 s"
+    );
+    drop(flood);
+    // Recovers by itself: a new client is served once descriptors are free again.
+    let deadline = Instant::now() + BOUND;
+    loop {
+        match get(serve.addr, "/plaintext") {
+            Some((200, body)) => {
+                assert_eq!(body, "Hello, World!");
+                break;
+            }
+            other => assert!(
+                Instant::now() < deadline,
+                "not recovered after the flood: {other:?}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The keeper was accepted before the flood (or from the backlog since): it is served.
+    keeper
+        .write_all(b"GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n")
+        .unwrap();
+    let mut buf = [0u8; 512];
+    let n = keeper.read(&mut buf).unwrap();
+    assert!(
+        buf[..n].starts_with(b"HTTP/1.1 200 OK\r\n"),
+        "{:?}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+    // The pauses were counted.
+    let (status, metrics) = get(serve.addr, "/metrics").expect("metrics");
+    assert_eq!(status, 200);
+    let pauses: u64 = metrics
+        .lines()
+        .find(|l| !l.starts_with('#') && l.contains("emfile_pauses_total"))
+        .and_then(|l| l.split_whitespace().last()?.parse().ok())
+        .unwrap_or_else(|| panic!("no emfile_pauses_total in {metrics}"));
+    assert!(pauses > 0, "EMFILE never counted:\n{metrics}");
+}
