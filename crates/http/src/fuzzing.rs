@@ -1,2 +1,365 @@
 //! Fuzz-target bodies: plain functions that check the codec's invariants on arbitrary bytes.
-//! cargo-fuzz calls them from fuzz/, and the test suite runs them over fuzz/seeds/.
+//! cargo-fuzz calls them from fuzz/, and the test suite runs them over fuzz/seeds/, so CI
+//! exercises them without a fuzzer. They allocate and re-parse freely: not for the hot path.
+
+use crate::chunked::ChunkedDecoder;
+use crate::error::{ParseError, Status};
+use crate::limits::Limits;
+use crate::parse::parse_request;
+use crate::request::{BodyFraming, Header, Method, Version};
+
+/// One thing a connection reading pipelined requests saw, owned so transcripts compare.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A request head.
+    Head {
+        /// The method.
+        method: Method,
+        /// The request-target.
+        target: String,
+        /// The path.
+        path: String,
+        /// The version.
+        version: Version,
+        /// Every field line as (name, value).
+        headers: Vec<(String, Vec<u8>)>,
+        /// The authority (target or Host).
+        host: Option<String>,
+        /// The body framing.
+        framing: BodyFraming,
+        /// Whether the connection may persist.
+        keep_alive: bool,
+        /// `Expect: 100-continue`.
+        expect_continue: bool,
+        /// Bytes the head used.
+        head_len: usize,
+    },
+    /// A complete body (empty for requests without one).
+    Body(Vec<u8>),
+    /// The request was rejected; the connection closes.
+    Error(ParseError),
+    /// The input ended inside a message.
+    Incomplete,
+}
+
+/// Reads pipelined requests the way a server connection does, from input arriving in the
+/// given pieces: heads with [`parse_request`], bodies by Content-Length or [`ChunkedDecoder`].
+/// Stops at the first error or after a request that does not keep the connection alive.
+pub fn transcript(reads: &[&[u8]], limits: &Limits) -> Vec<Event> {
+    let mut conn = Conn {
+        buf: Vec::new(),
+        state: Body::Head,
+        body: Vec::new(),
+        events: Vec::new(),
+        closing: false,
+        closed: false,
+        limits: *limits,
+    };
+    for read in reads {
+        if conn.closed {
+            break;
+        }
+        conn.buf.extend_from_slice(read);
+        conn.advance();
+    }
+    if !conn.closed && (!conn.buf.is_empty() || !matches!(conn.state, Body::Head)) {
+        conn.events.push(Event::Incomplete);
+    }
+    conn.events
+}
+
+enum Body {
+    Head,
+    Length(u64),
+    Chunked(ChunkedDecoder),
+}
+
+struct Conn {
+    buf: Vec<u8>,
+    state: Body,
+    body: Vec<u8>,
+    events: Vec<Event>,
+    /// The current request does not keep the connection: close after its body.
+    closing: bool,
+    closed: bool,
+    limits: Limits,
+}
+
+impl Conn {
+    fn advance(&mut self) {
+        while !self.closed {
+            let before = (self.buf.len(), self.events.len());
+            let used = self.step();
+            self.buf.drain(..used);
+            if (self.buf.len(), self.events.len()) == before {
+                break;
+            }
+        }
+    }
+
+    /// One step: a head, some body bytes, or an error. Returns the bytes used.
+    fn step(&mut self) -> usize {
+        match &mut self.state {
+            Body::Head => self.head(),
+            Body::Length(left) => {
+                let take = usize::try_from(*left)
+                    .unwrap_or(usize::MAX)
+                    .min(self.buf.len());
+                self.body.extend_from_slice(&self.buf[..take]);
+                *left -= take as u64;
+                if *left == 0 {
+                    self.end_body();
+                }
+                take
+            }
+            Body::Chunked(decoder) => match decoder.decode(&self.buf) {
+                Ok(d) => {
+                    assert!(d.consumed <= self.buf.len() && d.data.end <= d.consumed);
+                    self.body.extend_from_slice(&self.buf[d.data.clone()]);
+                    if d.done {
+                        self.end_body();
+                    }
+                    d.consumed
+                }
+                Err(e) => {
+                    self.fail(e);
+                    0
+                }
+            },
+        }
+    }
+
+    fn head(&mut self) -> usize {
+        let mut headers = [Header::EMPTY; 128];
+        match parse_request(&self.buf, &mut headers, &self.limits) {
+            Ok(Status::Partial) => 0,
+            Err(e) => {
+                self.fail(e);
+                0
+            }
+            Ok(Status::Complete(r)) => {
+                self.events.push(Event::Head {
+                    method: r.method,
+                    target: r.target.to_owned(),
+                    path: r.path.to_owned(),
+                    version: r.version,
+                    headers: r
+                        .headers
+                        .iter()
+                        .map(|h| (h.name.to_owned(), h.value.to_vec()))
+                        .collect(),
+                    host: r.host.map(str::to_owned),
+                    framing: r.framing,
+                    keep_alive: r.keep_alive,
+                    expect_continue: r.expect_continue,
+                    head_len: r.head_len,
+                });
+                self.closing = !r.keep_alive;
+                self.state = match r.framing {
+                    BodyFraming::None | BodyFraming::Length(0) => Body::Length(0),
+                    BodyFraming::Length(n) => Body::Length(n),
+                    BodyFraming::Chunked => Body::Chunked(ChunkedDecoder::new(&self.limits)),
+                };
+                r.head_len
+            }
+        }
+    }
+
+    fn end_body(&mut self) {
+        self.events
+            .push(Event::Body(std::mem::take(&mut self.body)));
+        self.state = Body::Head;
+        // A request that closes the connection still has its body read, then nothing more.
+        self.closed = self.closing;
+    }
+
+    fn fail(&mut self, e: ParseError) {
+        self.events.push(Event::Error(e));
+        self.closed = true;
+    }
+}
+
+/// Small limits, so that fuzzing reaches every limit's path with short inputs.
+pub const SMALL_LIMITS: Limits = Limits {
+    request_line_bytes: 64,
+    header_line_bytes: 48,
+    head_bytes: 256,
+    headers: 6,
+    body_bytes: 300,
+    chunk_extension_bytes: 40,
+    trailer_bytes: 40,
+    leading_empty_lines: 3,
+};
+
+/// Splits fuzz input into (limits, split point, bytes): the first two bytes pick the limits
+/// (default or [`SMALL_LIMITS`]) and where to split the rest into two reads.
+fn setup(data: &[u8]) -> Option<(Limits, usize, &[u8])> {
+    let [a, b, input @ ..] = data else {
+        return None;
+    };
+    let seed = usize::from(u16::from_le_bytes([*a, *b]));
+    let limits = if seed & 1 == 0 {
+        Limits::DEFAULT
+    } else {
+        SMALL_LIMITS
+    };
+    Some((limits, (seed >> 1) % (input.len() + 1), input))
+}
+
+/// The `parse_request` target: never panics; a complete head is no longer than the input and
+/// parses the same from exactly its own bytes; any prefix of a complete or partial head is
+/// `Partial`; a prefix of a rejected input is `Partial` or the same error (decisions are taken
+/// at the first offending byte); the transcript of pipelined requests is the same whether the
+/// bytes arrive at once or in two reads; and whatever we accept, httparse accepts alike.
+pub fn parse_request_target(data: &[u8]) {
+    let Some((limits, split, input)) = setup(data) else {
+        return;
+    };
+    let mut headers = [Header::EMPTY; 32];
+    let full = parse_request(input, &mut headers, &limits);
+    let mut prefix_headers = [Header::EMPTY; 32];
+    let prefix = parse_request(&input[..split], &mut prefix_headers, &limits);
+    match &full {
+        Ok(Status::Complete(r)) => {
+            assert!(r.head_len <= input.len());
+            assert!(r.headers.len() <= limits.headers);
+            let mut again = [Header::EMPTY; 32];
+            let exact = parse_request(&input[..r.head_len], &mut again, &limits);
+            assert_eq!(exact, Ok(Status::Complete(*r)));
+            if split < r.head_len {
+                assert_eq!(prefix, Ok(Status::Partial));
+            }
+            differential(input, r);
+        }
+        Ok(Status::Partial) => assert_eq!(prefix, Ok(Status::Partial)),
+        Err(e) => assert!(prefix == Ok(Status::Partial) || prefix == Err(*e)),
+    }
+    let whole = transcript(&[input], &limits);
+    let pieces = transcript(&[&input[..split], &input[split..]], &limits);
+    assert_eq!(whole, pieces);
+}
+
+/// Whatever we accept, httparse must accept with the same head length, method, target and
+/// fields (we are stricter, never looser). httparse knows only HTTP/1.0 and 1.1, so heads
+/// with a minor version of 2 to 9 (read by us as 1.1) are skipped.
+fn differential(input: &[u8], r: &crate::Request<'_, '_>) {
+    let target_at = r.target.as_ptr() as usize - input.as_ptr() as usize;
+    let minor = input[target_at + r.target.len() + 8];
+    if minor > b'1' {
+        return;
+    }
+    let mut theirs = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut theirs);
+    match req.parse(input) {
+        Ok(httparse::Status::Complete(n)) => {
+            assert_eq!(n, r.head_len, "head length differs from httparse");
+            assert_eq!(req.method, Some(r.method.as_str()));
+            assert_eq!(req.path, Some(r.target));
+            assert_eq!(req.headers.len(), r.headers.len());
+            for (ours, theirs) in r.headers.iter().zip(req.headers.iter()) {
+                assert_eq!(ours.name, theirs.name);
+                assert_eq!(ours.value, crate::scan::trim_ows(theirs.value));
+            }
+        }
+        other => panic!("we accepted a head that httparse answers {other:?}"),
+    }
+}
+
+/// Decodes a chunked body arriving in reads that end at `splits`, the way a connection would:
+/// the data, the bytes consumed and whether it finished, or the error.
+pub fn decode_chunked(
+    input: &[u8],
+    splits: &[usize],
+    limits: &Limits,
+) -> Result<(Vec<u8>, usize, bool), ParseError> {
+    let mut decoder = ChunkedDecoder::new(limits);
+    let mut data = Vec::new();
+    let mut pos = 0;
+    for &end in splits.iter().chain(std::iter::once(&input.len())) {
+        let end = end.clamp(pos, input.len());
+        while pos < end && !decoder.is_done() {
+            let d = decoder.decode(&input[pos..end])?;
+            assert!(d.consumed <= end - pos && d.data.end <= d.consumed);
+            assert!(d.consumed > 0 || d.done, "no progress on non-empty input");
+            data.extend_from_slice(&input[pos..end][d.data]);
+            pos += d.consumed;
+        }
+    }
+    Ok((data, pos, decoder.is_done()))
+}
+
+/// The `chunked` target: never panics; decoding gives the same data, consumption and
+/// completion (or the same error) whether the body arrives at once, in two reads, or one
+/// byte at a time; and decoding in place agrees.
+pub fn chunked_target(data: &[u8]) {
+    let Some((limits, split, input)) = setup(data) else {
+        return;
+    };
+    let whole = decode_chunked(input, &[], &limits);
+    if let Ok((body, consumed, _)) = &whole {
+        assert!(*consumed <= input.len());
+        assert!(body.len() as u64 <= limits.body_bytes);
+    }
+    assert_eq!(decode_chunked(input, &[split], &limits), whole);
+    let bytewise: Vec<usize> = (1..input.len()).collect();
+    assert_eq!(decode_chunked(input, &bytewise, &limits), whole);
+    let mut buf = input.to_vec();
+    let mut decoder = ChunkedDecoder::new(&limits);
+    let in_place = decoder
+        .decode_in_place(&mut buf)
+        .map(|(consumed, len, done)| (buf[..len].to_vec(), consumed, done));
+    assert_eq!(in_place, whole);
+}
+
+/// What the client-side [`ResponseParser`](crate::response::ResponseParser) reported for a
+/// stream of responses: each complete response or the error that ended the stream, then what
+/// the end of input meant.
+pub fn response_transcript(
+    reads: &[&[u8]],
+    head_request: bool,
+) -> Vec<Result<Option<crate::response::Done>, crate::response::Error>> {
+    use crate::response::{ResponseParser, Status as ResponseStatus};
+    let mut parser = ResponseParser::new();
+    parser.set_head_request(head_request);
+    let mut buf = Vec::new();
+    let mut out = Vec::new();
+    for read in reads {
+        buf.extend_from_slice(read);
+        loop {
+            match parser.parse(&buf) {
+                Ok((used, status)) => {
+                    assert!(used <= buf.len(), "consumed more than it was given");
+                    buf.drain(..used);
+                    match status {
+                        ResponseStatus::Complete(done) => {
+                            out.push(Ok(Some(done)));
+                            if !done.keep_alive {
+                                return out;
+                            }
+                        }
+                        ResponseStatus::Partial => break,
+                    }
+                }
+                Err(e) => {
+                    out.push(Err(e));
+                    return out;
+                }
+            }
+        }
+    }
+    out.push(parser.eof(buf.len()));
+    out
+}
+
+/// The `parse_response` target: the client-side response parser never panics, never
+/// consumes more than it was given, and reports the same responses whether the bytes arrive
+/// at once or in two reads.
+pub fn parse_response_target(data: &[u8]) {
+    let Some((_, split, input)) = setup(data) else {
+        return;
+    };
+    let head_request = data[0] & 2 != 0;
+    let whole = response_transcript(&[input], head_request);
+    let pieces = response_transcript(&[&input[..split], &input[split..]], head_request);
+    assert_eq!(whole, pieces);
+}

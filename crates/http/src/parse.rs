@@ -30,44 +30,30 @@ pub fn parse_request<'h, 'b>(
     headers: &'h mut [Header<'b>],
     limits: &Limits,
 ) -> Result<Status<Request<'h, 'b>>, ParseError> {
-    let mut s = Scanner { buf, pos: 0 };
-    let Some(()) = s.skip_empty_lines(limits)? else {
-        return s.partial(limits, 0, Pending::EmptyLines);
+    let mut s = Scanner {
+        buf,
+        pos: 0,
+        limits,
+        done: false,
     };
-    let line_start = s.pos;
-    let line = match s.request_line(limits)? {
-        Some(line) => line,
-        None => return s.partial(limits, line_start, Pending::RequestLine),
+    let Some(line) = s.request_line()? else {
+        return Ok(Status::Partial);
     };
     let mut count = 0;
-    loop {
-        let field_start = s.pos;
-        match s.field_line(limits, field_start)? {
-            Field::Partial => return s.partial(limits, field_start, Pending::FieldLine),
-            Field::End => break,
-            Field::Line(header) => {
-                if count == headers.len() || count == limits.headers {
-                    return Err(ParseError::TooManyHeaders);
-                }
-                headers[count] = header;
-                count += 1;
-            }
+    while let Some(header) = s.field_line()? {
+        if count == headers.len() || count == limits.headers {
+            return Err(ParseError::TooManyHeaders);
         }
-        if s.pos > limits.head_bytes {
-            return Err(ParseError::HeadTooLarge);
-        }
+        headers[count] = header;
+        count += 1;
     }
-    if s.pos > limits.head_bytes {
-        return Err(ParseError::HeadTooLarge);
+    if !s.done {
+        return Ok(Status::Partial);
     }
     let headers: &'h [Header<'b>] = headers;
     let headers = &headers[..count];
     let form = target::split(line.method, line.target)?;
     let f = fields::interpret(headers, line.version, limits)?;
-    let host = match form.authority {
-        Some(authority) => Some(authority),
-        None => f.host,
-    };
     Ok(Status::Complete(Request {
         method: line.method,
         target: line.target,
@@ -75,7 +61,7 @@ pub fn parse_request<'h, 'b>(
         query: form.query,
         version: line.version,
         headers,
-        host,
+        host: form.authority.or(f.host),
         framing: f.framing,
         keep_alive: f.keep_alive,
         expect_continue: f.expect_continue,
@@ -90,55 +76,63 @@ struct Line<'b> {
     version: Version,
 }
 
-/// Which line a partial buffer ended in, to pick the limit that applies.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Pending {
-    EmptyLines,
-    RequestLine,
-    FieldLine,
-}
-
-enum Field<'b> {
-    Line(Header<'b>),
-    End,
-    Partial,
-}
-
-struct Scanner<'b> {
+/// Scans left to right and decides at the first offending byte, so the answer depends only on
+/// the bytes, never on how they were split into reads: a line is examined only up to where
+/// its limit (or the head's) would be exceeded, and running into that cap is the limit's
+/// error, while running into the end of the buffer before it is `Partial`.
+struct Scanner<'b, 'l> {
     buf: &'b [u8],
     pos: usize,
+    limits: &'l Limits,
+    /// The empty line that ends the head has been read.
+    done: bool,
 }
 
-impl<'b> Scanner<'b> {
-    /// Returns `Partial` unless the bytes seen already break a limit: an unfinished line or
-    /// head may not grow past its bound while we wait for its end (RFC 9110 §5.4).
-    fn partial<T>(
-        &self,
-        limits: &Limits,
-        line_start: usize,
-        line: Pending,
-    ) -> Result<Status<T>, ParseError> {
-        let line_len = self.buf.len() - line_start;
-        if line == Pending::RequestLine && line_len > limits.request_line_bytes {
-            return Err(ParseError::RequestLineTooLong);
+/// The bytes of one line that may be examined, and what running out of them means.
+struct Window<'b> {
+    bytes: &'b [u8],
+    /// `Some(error)` if the window ends at a limit, `None` if at the end of the buffer.
+    capped: Option<ParseError>,
+}
+
+impl<'b> Window<'b> {
+    /// The result of running out of examinable bytes.
+    fn exhausted<T>(&self) -> Result<Option<T>, ParseError> {
+        match self.capped {
+            Some(e) => Err(e),
+            None => Ok(None),
         }
-        if line == Pending::FieldLine && line_len > limits.header_line_bytes {
-            return Err(ParseError::HeaderLineTooLong);
+    }
+}
+
+impl<'b> Scanner<'b, '_> {
+    /// The window for a line starting at `start` whose content may be `line_limit` bytes
+    /// (plus CRLF) and which must also end within `Limits::head_bytes`.
+    fn window(&self, start: usize, line_limit: usize, line_error: ParseError) -> Window<'b> {
+        let line_cap = start.saturating_add(line_limit).saturating_add(2);
+        let (cap, error) = if line_cap <= self.limits.head_bytes {
+            (line_cap, line_error)
+        } else {
+            (self.limits.head_bytes, ParseError::HeadTooLarge)
+        };
+        let end = self.buf.len().min(cap);
+        Window {
+            bytes: &self.buf[..end.max(start.min(self.buf.len()))],
+            capped: (self.buf.len() >= cap).then_some(error),
         }
-        if self.buf.len() > limits.head_bytes {
-            return Err(ParseError::HeadTooLarge);
-        }
-        Ok(Status::Partial)
     }
 
-    /// Skips leading CRLFs, at most `limits.leading_empty_lines` of them. `None`: need bytes.
-    fn skip_empty_lines(&mut self, limits: &Limits) -> Result<Option<()>, ParseError> {
+    /// Skips leading CRLFs, at most `Limits::leading_empty_lines` (§2.2), then reads
+    /// `request-line CRLF`. `None`: need more bytes.
+    fn request_line(&mut self) -> Result<Option<Line<'b>>, ParseError> {
+        let limits = self.limits;
         let mut empty = 0;
         loop {
-            match self.buf.get(self.pos) {
-                None => return Ok(None),
-                Some(b'\r') => match self.buf.get(self.pos + 1) {
-                    None => return Ok(None),
+            let w = self.window(self.pos, 0, ParseError::HeadTooLarge);
+            match w.bytes.get(self.pos) {
+                None => return w.exhausted(),
+                Some(b'\r') => match w.bytes.get(self.pos + 1) {
+                    None => return w.exhausted(),
                     Some(b'\n') => {
                         empty += 1;
                         if empty > limits.leading_empty_lines {
@@ -149,15 +143,16 @@ impl<'b> Scanner<'b> {
                     Some(_) => return Err(ParseError::BareCr),
                 },
                 Some(b'\n') => return Err(ParseError::BareLf),
-                Some(_) => return Ok(Some(())),
+                Some(_) => break,
             }
         }
-    }
-
-    /// `request-line CRLF`. `None`: need more bytes.
-    fn request_line(&mut self, limits: &Limits) -> Result<Option<Line<'b>>, ParseError> {
-        let buf = self.buf;
         let start = self.pos;
+        let w = self.window(
+            start,
+            limits.request_line_bytes,
+            ParseError::RequestLineTooLong,
+        );
+        let buf = w.bytes;
         // method = token
         let mut i = start;
         while i < buf.len() && is_tchar(buf[i]) {
@@ -168,16 +163,15 @@ impl<'b> Scanner<'b> {
             }
         }
         let Some(&after_method) = buf.get(i) else {
-            return Ok(None);
+            return w.exhausted();
         };
         if after_method != b' ' {
-            return Err(
-                if i == start || after_method.is_ascii_whitespace() || after_method < 0x20 {
-                    ParseError::InvalidRequestLine
-                } else {
-                    ParseError::InvalidMethod
-                },
-            );
+            let blank = after_method.is_ascii_whitespace() || after_method < 0x20;
+            return Err(if i == start || blank {
+                ParseError::InvalidRequestLine
+            } else {
+                ParseError::InvalidMethod
+            });
         }
         let method_token = &buf[start..i];
         // request-target: no whitespace, no CTLs (§3.2).
@@ -187,11 +181,11 @@ impl<'b> Scanner<'b> {
             i += 1;
         }
         let Some(&after_target) = buf.get(i) else {
-            return Ok(None);
+            return w.exhausted();
         };
         if after_target != b' ' {
             return Err(match after_target {
-                // No version: HTTP/0.9 style, or a bare CR in the line.
+                // No version (HTTP/0.9 style), a bare CR, or whitespace other than one SP.
                 b'\r' | b'\n' | b'\t' | 0x0b | 0x0c => ParseError::InvalidRequestLine,
                 _ => ParseError::InvalidTarget,
             });
@@ -202,8 +196,9 @@ impl<'b> Scanner<'b> {
         let target_bytes = &buf[target_start..i];
         // HTTP-version = HTTP-name "/" DIGIT "." DIGIT, then CRLF: exactly 10 bytes.
         let v = i + 1;
-        let Some(version) = version(&buf[v..buf.len().min(v + 10)])? else {
-            return Ok(None);
+        let available = &buf[v.min(buf.len())..buf.len().min(v + 10)];
+        let Some(version) = version(available)? else {
+            return w.exhausted();
         };
         let end = v + 8;
         if end - start > limits.request_line_bytes {
@@ -219,18 +214,25 @@ impl<'b> Scanner<'b> {
         }))
     }
 
-    /// One `field-line CRLF`, or the empty line that ends the head.
-    fn field_line(&mut self, limits: &Limits, line_start: usize) -> Result<Field<'b>, ParseError> {
-        let buf = self.buf;
+    /// One `field-line CRLF`; `None` when the head ended (`done`) or more bytes are needed.
+    fn field_line(&mut self) -> Result<Option<Header<'b>>, ParseError> {
+        let line_start = self.pos;
+        let w = self.window(
+            line_start,
+            self.limits.header_line_bytes,
+            ParseError::HeaderLineTooLong,
+        );
+        let buf = w.bytes;
         let mut i = line_start;
         match buf.get(i) {
-            None => return Ok(Field::Partial),
+            None => return w.exhausted(),
             Some(b'\r') => {
                 return match buf.get(i + 1) {
-                    None => Ok(Field::Partial),
+                    None => w.exhausted(),
                     Some(b'\n') => {
                         self.pos = i + 2;
-                        Ok(Field::End)
+                        self.done = true;
+                        Ok(None)
                     }
                     Some(_) => Err(ParseError::BareCr),
                 };
@@ -244,7 +246,7 @@ impl<'b> Scanner<'b> {
             i += 1;
         }
         let Some(&after_name) = buf.get(i) else {
-            return Ok(Field::Partial);
+            return w.exhausted();
         };
         if after_name != b':' {
             return Err(match after_name {
@@ -256,19 +258,18 @@ impl<'b> Scanner<'b> {
         if i == line_start {
             return Err(ParseError::InvalidHeaderName);
         }
-        let name =
-            std::str::from_utf8(&buf[line_start..i]).map_err(|_| ParseError::InvalidHeaderName)?;
+        let name_end = i;
         i += 1;
         while i < buf.len() && is_value(buf[i]) {
             i += 1;
         }
         let Some(&after_value) = buf.get(i) else {
-            return Ok(Field::Partial);
+            return w.exhausted();
         };
         let value_end = i;
         match after_value {
             b'\r' => match buf.get(i + 1) {
-                None => return Ok(Field::Partial),
+                None => return w.exhausted(),
                 Some(b'\n') => {}
                 Some(_) => return Err(ParseError::BareCr),
             },
@@ -276,13 +277,12 @@ impl<'b> Scanner<'b> {
             // NUL, DEL and the other CTLs (RFC 9110 §5.5: MUST reject NUL).
             _ => return Err(ParseError::InvalidHeaderValue),
         }
-        if value_end - line_start > limits.header_line_bytes {
-            return Err(ParseError::HeaderLineTooLong);
-        }
+        let name = std::str::from_utf8(&buf[line_start..name_end])
+            .map_err(|_| ParseError::InvalidHeaderName)?;
         self.pos = value_end + 2;
-        Ok(Field::Line(Header {
+        Ok(Some(Header {
             name,
-            value: crate::scan::trim_ows(&buf[line_start + name.len() + 1..value_end]),
+            value: crate::scan::trim_ows(&buf[name_end + 1..value_end]),
         }))
     }
 }
