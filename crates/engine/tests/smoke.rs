@@ -1,0 +1,235 @@
+//! Loopback smoke tests of the in-process API: keep-alive, metrics, max connections, timeouts
+//! and graceful shutdown. (The exhaustive raw-byte suite lives in tests/hostile*.rs.)
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+use twelve_engine::{Config, Request, Response, Router, Server, ServerHandle, Timeouts};
+
+fn router() -> Router {
+    Router::new()
+        .get(
+            "/",
+            |_: &Request<'_, '_>, _: &[u8], r: &mut Response<'_>| {
+                r.send(200, "text/plain", &[], b"ok")
+            },
+        )
+        .post(
+            "/echo",
+            |_: &Request<'_, '_>, b: &[u8], r: &mut Response<'_>| {
+                r.send(200, "application/octet-stream", &[], b)
+            },
+        )
+}
+
+fn start(config: Config) -> (ServerHandle, SocketAddr) {
+    let server = Server::new(config, router()).start().unwrap();
+    let addr = server.local_addrs()[0];
+    (server, addr)
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// Reads one response with a Content-Length body (or none); returns the head and body.
+fn read_response(s: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        let n = s.read(&mut byte).unwrap();
+        assert_eq!(
+            n,
+            1,
+            "EOF inside a head: {:?}",
+            String::from_utf8_lossy(&buf)
+        );
+        buf.push(byte[0]);
+    }
+    let head = String::from_utf8(buf).unwrap();
+    let len = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    let mut body = vec![0; len];
+    s.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+fn assert_closed(s: &mut TcpStream) {
+    let mut rest = Vec::new();
+    match s.read_to_end(&mut rest) {
+        Ok(_) => assert!(rest.is_empty(), "bytes after close: {rest:?}"),
+        Err(e) => assert_eq!(e.kind(), ErrorKind::ConnectionReset),
+    }
+}
+
+const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+
+#[test]
+fn keep_alive_serves_many_requests_on_one_connection() {
+    let (_server, addr) = start(Config::loopback(1));
+    let mut s = connect(addr);
+    for _ in 0..100 {
+        s.write_all(GET).unwrap();
+        let (head, body) = read_response(&mut s);
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"));
+        assert_eq!(body, b"ok");
+    }
+}
+
+#[test]
+fn a_large_pipelined_batch_is_answered_in_order() {
+    let (_server, addr) = start(Config::loopback(1));
+    let mut s = connect(addr);
+    let mut batch = Vec::new();
+    for i in 0..500 {
+        batch.extend_from_slice(
+            format!(
+                "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: {}\r\n\r\n{i}",
+                i.to_string().len()
+            )
+            .as_bytes(),
+        );
+    }
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || w.write_all(&batch).unwrap());
+    for i in 0..500 {
+        let (_, body) = read_response(&mut s);
+        assert_eq!(body, i.to_string().as_bytes());
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn metrics_count_requests_and_responses() {
+    let (server, addr) = start(Config::loopback(1));
+    let mut s = connect(addr);
+    s.write_all(GET).unwrap();
+    read_response(&mut s);
+    s.write_all(b"GET /nope HTTP/1.1\r\nHost: a\r\n\r\n")
+        .unwrap();
+    read_response(&mut s);
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+        .unwrap();
+    let (_, body) = read_response(&mut s);
+    let text = String::from_utf8(body).unwrap();
+    assert!(
+        text.contains("twelve_responses_total{class=\"2xx\"} 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("twelve_responses_total{class=\"4xx\"} 1\n"),
+        "{text}"
+    );
+    let m = server.metrics();
+    assert_eq!(m.requests, 3);
+    assert_eq!(m.accepts, 1);
+}
+
+#[test]
+fn no_metrics_path_means_404() {
+    let (_server, addr) = start(Config {
+        metrics_path: None,
+        ..Config::loopback(1)
+    });
+    let mut s = connect(addr);
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+        .unwrap();
+    assert!(read_response(&mut s).0.starts_with("HTTP/1.1 404"));
+}
+
+#[test]
+fn connections_over_max_conns_wait_in_the_queue_until_one_closes() {
+    let (server, addr) = start(Config {
+        max_conns_per_worker: 2,
+        ..Config::loopback(1)
+    });
+    let mut a = connect(addr);
+    let mut b = connect(addr);
+    for s in [&mut a, &mut b] {
+        s.write_all(GET).unwrap();
+        read_response(s);
+    }
+    let mut c = connect(addr);
+    c.write_all(GET).unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    let waited = c.read(&mut byte).unwrap_err().kind();
+    assert!(matches!(
+        waited,
+        ErrorKind::WouldBlock | ErrorKind::TimedOut
+    ));
+    drop(a);
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert!(read_response(&mut c).0.starts_with("HTTP/1.1 200"));
+    assert!(server.metrics().max_conns_pauses >= 1);
+}
+
+#[test]
+fn a_slow_head_gets_408_and_an_idle_connection_a_silent_close() {
+    let (server, addr) = start(Config {
+        timeouts: Timeouts {
+            header: Duration::from_millis(200),
+            keep_alive: Duration::from_millis(200),
+            ..Timeouts::default()
+        },
+        ..Config::loopback(1)
+    });
+    let mut slow = connect(addr);
+    slow.write_all(b"GET / HTTP/1.1\r\nHo").unwrap();
+    let (head, _) = read_response(&mut slow);
+    assert!(head.starts_with("HTTP/1.1 408 "), "{head}");
+    assert!(head.contains("Connection: close\r\n"));
+    assert_closed(&mut slow);
+    let mut idle = connect(addr);
+    assert_closed(&mut idle);
+    let m = server.metrics();
+    assert_eq!(m.timeouts[0], 1, "header timeouts");
+    assert_eq!(m.timeouts[2], 1, "keep-alive timeouts");
+}
+
+#[test]
+fn shutdown_closes_idle_connections_and_finishes_in_flight_ones() {
+    let (server, addr) = start(Config::loopback(1));
+    let mut idle = connect(addr);
+    idle.write_all(GET).unwrap();
+    read_response(&mut idle);
+    let mut busy = connect(addr);
+    busy.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n").unwrap();
+    // Wait until the worker has seen the partial head (its byte count moved).
+    while server.metrics().bytes_in < (GET.len() * 2 - 2) as u64 {
+        std::thread::yield_now();
+    }
+    server.shutdown();
+    assert_closed(&mut idle);
+    busy.write_all(b"\r\n").unwrap();
+    let (head, _) = read_response(&mut busy);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("Connection: close\r\n"), "{head}");
+    assert_closed(&mut busy);
+    server.join();
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "still accepting after shutdown"
+    );
+}
+
+#[test]
+fn ipv6_loopback_listens_when_available() {
+    let config = Config {
+        listen: vec!["[::1]:0".parse().unwrap()],
+        ..Config::loopback(1)
+    };
+    match Server::new(config, router()).start() {
+        Ok(server) => {
+            let mut s = connect(server.local_addrs()[0]);
+            s.write_all(GET).unwrap();
+            assert!(read_response(&mut s).0.starts_with("HTTP/1.1 200"));
+        }
+        Err(e) => eprintln!("skipped: no IPv6 loopback ({e})"),
+    }
+}
