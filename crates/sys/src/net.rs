@@ -174,6 +174,14 @@ pub fn raise_nofile_limit() -> io::Result<u64> {
     Ok(lim.current.unwrap_or(u64::MAX))
 }
 
+/// Sets the soft `RLIMIT_NOFILE` (tests use it to provoke EMFILE on `accept`).
+pub fn set_nofile_limit(soft: u64) -> io::Result<()> {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut lim = getrlimit(Resource::Nofile);
+    lim.current = Some(soft);
+    Ok(setrlimit(Resource::Nofile, lim)?)
+}
+
 /// The soft `RLIMIT_NOFILE` (`None` for unlimited).
 pub fn nofile_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Nofile).current
