@@ -1,0 +1,96 @@
+//! Measures user-space bytes per idle keep-alive connection: a server in a child process (so
+//! its RSS is its own), 10,000 loopback connections that each made one request and then sit
+//! idle, and the growth of the server's anonymous RSS. Ignored by default (it needs 10,000
+//! descriptors on each side); run it with
+//!
+//! ```text
+//! cargo test -p twelve-engine --release --test idle_memory -- --ignored --nocapture
+//! ```
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
+use twelve_engine::{Config, Request, Response, Router, Server};
+
+const CHILD: &str = "TWELVE_IDLE_MEMORY_SERVER";
+const CONNECTIONS: usize = 10_000;
+
+/// `RssAnon` of a process in bytes (heap and stacks, not file-backed pages).
+fn rss_anon(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("RssAnon:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+#[test]
+#[ignore = "opens 10,000 connections; run by hand to measure"]
+fn idle_connection_memory() {
+    if std::env::var_os(CHILD).is_some() {
+        return serve_until_stdin_closes();
+    }
+    twelve_sys::net::raise_nofile_limit().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "idle_connection_memory",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let addr: SocketAddr = loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(a) = line.strip_prefix("ADDR ") {
+            break a.parse().unwrap();
+        }
+    };
+    let mut warm = TcpStream::connect(addr).unwrap();
+    request(&mut warm);
+    let before = rss_anon(child.id());
+    let mut conns = Vec::with_capacity(CONNECTIONS);
+    for _ in 0..CONNECTIONS {
+        let mut s = TcpStream::connect(addr).unwrap();
+        request(&mut s);
+        conns.push(s);
+    }
+    let after = rss_anon(child.id());
+    let per_conn = (after.saturating_sub(before)) as f64 / CONNECTIONS as f64;
+    println!(
+        "RssAnon before {before} B, after {after} B with {CONNECTIONS} idle keep-alive connections: {per_conn:.0} bytes per connection"
+    );
+    drop(conns);
+    drop(child.stdin.take());
+    child.wait().unwrap();
+    // An idle connection holds no buffer: far below one 16 KiB pooled buffer each.
+    assert!(per_conn < 4096.0, "{per_conn} bytes per idle connection");
+}
+
+fn request(s: &mut TcpStream) {
+    s.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let mut buf = [0u8; 256];
+    let mut got = 0;
+    while !buf[..got].ends_with(b"ok") {
+        got += s.read(&mut buf[got..]).unwrap();
+    }
+}
+
+fn serve_until_stdin_closes() {
+    twelve_sys::net::raise_nofile_limit().unwrap();
+    let router = Router::new().get(
+        "/",
+        |_: &Request<'_, '_>, _: &[u8], r: &mut Response<'_>| r.send(200, "text/plain", &[], b"ok"),
+    );
+    let server = Server::new(Config::loopback(1), router).start().unwrap();
+    println!("ADDR {}", server.local_addrs()[0]);
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    server.shutdown();
+    server.join();
+}
