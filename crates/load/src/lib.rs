@@ -9,6 +9,7 @@ mod conn;
 pub mod request;
 pub mod run;
 pub mod schedule;
+pub mod sweep;
 pub mod sim;
 mod worker;
 
