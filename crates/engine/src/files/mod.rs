@@ -2,14 +2,15 @@
 //!
 //! # Contract with the engine
 //!
-//! The engine holds one [`StaticFiles`] (it is `Sync`; share it with an `Arc`) and, for a request
-//! that no route claimed, calls [`StaticFiles::reply`] with the method, the request-target's
+//! The engine holds one [`StaticFiles`] (it is `Sync`; the router's fallback handler owns it)
+//! and, for a request that no route claimed, calls [`StaticFiles::reply`] with the method, the request-target's
 //! path (origin-form; for an absolute-form target, the path part) and the request's header
 //! fields as `(name, value)` pairs. It gets back either
 //!
 //! - `Ok(FileReply)`: if [`FileReply::body`] is `Some` (200, 206), the engine answers with
 //!   `Response::send_file(status, content_type, extra, body)`; otherwise (301, 304, 416) with
-//!   `Response::send_empty(status, extra)`, where `extra` is [`FileReply::extra_fields`]
+//!   a head only, `Response::send_head(status, content_type, content_length, extra)` (see
+//!   `files_route.rs`), where `extra` is [`FileReply::extra_fields`]
 //!   (`Location`, `Last-Modified`, `ETag`, `Accept-Ranges`, `Content-Range`, as the status
 //!   needs). The engine adds `Content-Length` (the body's count; 0 for 301 and 416, none for
 //!   304), `Date`, `Server` and `Connection`, and for HEAD sends the head only. The body is a
