@@ -385,3 +385,28 @@ fn d46_chunked_total_at_limit_200() {
     assert_eq!(r.body.len(), BODY_LIMIT);
     srv.finish();
 }
+
+/// 35, split: the CL.TE smuggling request split at every byte boundary.
+#[test]
+fn d35_te_and_cl_split_at_every_byte() {
+    let srv = TestServer::start();
+    let req = b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nX";
+    error_split_at_every_byte(&srv, req, &[400]);
+    srv.finish();
+}
+
+/// 43 and 44, split: chunk framing errors split at every byte boundary (the CRLF after the
+/// data and the bare LF are exactly where a resumable decoder keeps state).
+#[test]
+fn d43_d44_chunk_framing_errors_split_at_every_byte() {
+    let srv = TestServer::start();
+    let head = chunked_head();
+    for body in [
+        &b"5\r\nhelloXY0\r\n\r\n"[..],
+        b"5\r\nhello\n0\r\n\r\n",
+        b"5;a\nb\r\nhello\r\n0\r\n\r\n",
+    ] {
+        error_split_at_every_byte(&srv, &[&head[..], body].concat(), &[400]);
+    }
+    srv.finish();
+}

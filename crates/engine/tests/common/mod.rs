@@ -563,6 +563,24 @@ pub fn split_at_every_byte(srv: &TestServer, batch: &[u8], expect: usize, check:
     }
 }
 
+/// An error row sent in two segments, split at every byte boundary, with the sentinel behind
+/// it: every split gets the same error, `Connection: close`, EOF and no answer to the sentinel
+/// (an incremental parser must not decide differently depending on where reads end).
+pub fn error_split_at_every_byte(srv: &TestServer, request: &[u8], statuses: &[u16]) {
+    let batch = [request, SENTINEL].concat();
+    for i in 1..batch.len() {
+        let mut c = srv.connect();
+        c.send(&batch[..i]);
+        std::thread::sleep(Duration::from_micros(300));
+        // The server may already have answered and closed; the rest is then refused.
+        let _ = c.try_send(&batch[i..]);
+        let r = c
+            .try_response(false)
+            .unwrap_or_else(|e| panic!("split at {i}: {e:?}"));
+        assert_error_then_close(&mut c, &r, statuses);
+    }
+}
+
 /// Sets SO_LINGER 0 so that dropping the stream sends a RST instead of a FIN.
 pub fn reset(stream: TcpStream) {
     let s = socket2::Socket::from(stream);
