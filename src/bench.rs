@@ -8,9 +8,16 @@ use twelve_load::{Arrival, Config, Model, Stop, Target, parse_duration, parse_ra
 use twelve_report::{IntervalLog, JsonReport, Slo};
 use twelve_sys::CpuList;
 
-/// Flags of `twelve bench`.
+/// Flags of `twelve bench` (boxed: the flag set is large, and `Command` should stay small).
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    #[command(flatten)]
+    flags: Box<Flags>,
+}
+
+/// The flags themselves.
+#[derive(clap::Args, Debug)]
+struct Flags {
     /// Target URLs (http://host:port/path), taken in turn. None: start twelve's own server
     /// in this process on a free 127.0.0.1 port, pinned to one CPU, and load its /json.
     #[arg(value_name = "URL")]
@@ -92,6 +99,7 @@ pub struct Args {
 
 /// Runs `twelve bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let args = *args.flags;
     let slos = args
         .slo
         .iter()
@@ -132,14 +140,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     config.worker_cpus = (0..threads)
         .map(|i| Some(worker_pool[i % worker_pool.len()]))
         .collect();
+    // The live line: only on a terminal, sampled by the main thread from the workers'
+    // atomics, so the measuring threads pay nothing for it.
     let live = std::io::stderr().is_terminal();
+    let mut last = (Duration::ZERO, 0u64);
     let outcome = twelve_load::run(&config, |p| {
         if live {
             let phase = if p.measuring { "" } else { " (warm-up)" };
+            let dt = (p.elapsed - last.0).as_secs_f64();
+            let rate = (p.requests - last.1) as f64 / dt.max(1e-9);
+            last = (p.elapsed, p.requests);
             eprint!(
-                "\r\x1b[2K  {:>4.0}s{phase}  {} requests  {} errors",
+                "\r\x1b[2K  {:>4.0}s{phase}  {} requests  {:.0} req/s  {} errors",
                 p.elapsed.as_secs_f64(),
                 p.requests,
+                rate,
                 p.errors
             );
         }
@@ -185,7 +200,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn config(args: &Args, urls: &[String]) -> anyhow::Result<Config> {
+fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
     let targets = urls
         .iter()
         .map(|u| Target::parse(u))

@@ -115,12 +115,20 @@ pub fn run(config: &Config, tick: impl FnMut(&Progress)) -> Result<Outcome, Load
             let handle = std::thread::Builder::new()
                 .name(format!("twelve-load-{id}"))
                 .spawn_scoped(scope, move || {
-                    // Pin first: the worker's buffers and histograms are then first touched
-                    // on its own CPU (and NUMA node).
-                    if let Some(cpu) = shared.config.worker_cpus[id] {
-                        twelve_sys::cpus::pin_current_thread(cpu)?;
+                    let result = (|| {
+                        // Pin first: the worker's buffers and histograms are then first
+                        // touched on its own CPU (and NUMA node).
+                        if let Some(cpu) = shared.config.worker_cpus[id] {
+                            twelve_sys::cpus::pin_current_thread(cpu)?;
+                        }
+                        Ok::<_, std::io::Error>(Worker::new(id, shared, conns, tx)?.run())
+                    })();
+                    if result.is_err() {
+                        // Let the others stop and the watcher return.
+                        shared.stop.store(true, Ordering::Relaxed);
+                        shared.progress[id].done.store(true, Ordering::Release);
                     }
-                    Ok::<_, std::io::Error>(Worker::new(id, shared, conns, tx)?.run())
+                    result
                 })
                 .map_err(LoadError::Setup)?;
             handles.push(handle);

@@ -64,6 +64,12 @@ pub fn render(run: &RunResult, report: &JsonReport) -> String {
         o,
         "  Latency Distribution   corrected  uncorrected   queue wait"
     );
+    if info.rate_per_s.is_none() {
+        let _ = writeln!(
+            o,
+            "  (closed model: no schedule, so latency counts from each send and both columns agree)"
+        );
+    }
     for (i, (_, label)) in QUANTILES.iter().enumerate() {
         let _ = writeln!(
             o,
