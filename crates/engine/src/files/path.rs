@@ -195,6 +195,44 @@ mod tests {
         empty_target: b"" => Err(NotOriginForm);
     }
 
+    /// Every sequence of up to 5 tricky tokens after the leading `/` (11^5 targets): whatever
+    /// is accepted is a clean relative path (no `..`, `.` or empty component, no leading `/`,
+    /// no control byte or backslash).
+    #[test]
+    fn every_accepted_path_is_clean_and_relative() {
+        const TOKENS: [&str; 11] = [
+            "/", "..", ".", "%2e", "%2E%2e", "a", "%2f", "%00", "\\", "%c0%ae", "%5c",
+        ];
+        fn walk(target: &mut String, depth: usize, accepted: &mut usize) {
+            if let Ok(c) = normalize(target.as_bytes()) {
+                *accepted += 1;
+                assert!(!c.rel.starts_with('/'), "{target} -> {c:?}");
+                if !c.rel.is_empty() {
+                    for comp in c.rel.split('/') {
+                        assert!(!matches!(comp, "" | "." | ".."), "{target} -> {c:?}");
+                        let bad = |b: u8| b < 0x20 || b == 0x7f || b == b'\\';
+                        assert!(!comp.bytes().any(bad), "{target} -> {c:?}");
+                    }
+                }
+            }
+            if depth == 0 {
+                return;
+            }
+            for tok in TOKENS {
+                let len = target.len();
+                target.push_str(tok);
+                walk(target, depth - 1, accepted);
+                target.truncate(len);
+            }
+        }
+        let mut accepted = 0;
+        walk(&mut String::from("/"), 5, &mut accepted);
+        assert!(
+            accepted > 1000,
+            "only {accepted} targets accepted: the test checks little"
+        );
+    }
+
     #[test]
     fn location_encodes_unsafe_bytes() {
         assert_eq!(directory_location("a b/caf\u{e9}"), "/a%20b/caf%C3%A9/");
