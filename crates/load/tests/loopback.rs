@@ -238,3 +238,25 @@ fn refused_connects_are_counted_and_concurrency_flagged() {
     assert!(!r.concurrency_reached());
     assert_eq!(r.requests(), 0);
 }
+
+#[test]
+fn unanswered_connects_count_connect_timeouts() {
+    // A listener with a backlog of 0 that never accepts: once its accept queue is full the
+    // kernel drops further SYNs, so those connects hang until the client's timeout.
+    use rustix::net::{AddressFamily, SocketType, bind, listen, socket};
+    let fd = socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+    bind(&fd, &SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
+    listen(&fd, 0).unwrap();
+    let addr = match rustix::net::getsockname(&fd).unwrap().try_into() {
+        Ok(a) => a,
+        Err(_) => panic!("an IPv4 address"),
+    };
+    let mut c = config(addr, Stop::Duration(Duration::from_millis(700)));
+    c.connections = 8;
+    c.connect_timeout = Duration::from_millis(200);
+    let r = run(&c);
+    let e = r.merged_errors();
+    assert!(e.connect_timeout >= 1, "{e:?}");
+    assert!(!r.concurrency_reached());
+    drop(fd);
+}
