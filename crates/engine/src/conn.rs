@@ -21,6 +21,9 @@ use twelve_http::{
     encode_error, parse_request,
 };
 
+/// Header array size of the first parse attempt: enough for nearly every real request.
+const FEW_HEADERS: usize = 24;
+
 /// Header array size: requests with more field lines than this (or than `Limits::headers`,
 /// whichever is smaller) get 431.
 const MAX_HEADERS: usize = 128;
@@ -268,18 +271,36 @@ impl Conn {
     }
 
     /// Handles the request starting at `read[pos..]`.
+    ///
+    /// Parses with room for [`FEW_HEADERS`] first and only retries with [`MAX_HEADERS`] when
+    /// that was too few: the header array is initialised on every parse, and 4 KiB of it per
+    /// request is a measurable share of a 0.6 µs budget.
     fn step(&mut self, pos: usize, now_ms: u64, ctx: &mut Ctx) -> Step {
-        let mut headers = [Header::EMPTY; MAX_HEADERS];
+        match self.step_n::<FEW_HEADERS>(pos, now_ms, ctx) {
+            Some(step) => step,
+            None => self
+                .step_n::<MAX_HEADERS>(pos, now_ms, ctx)
+                .unwrap_or_else(|| self.reject(ParseError::TooManyHeaders, ctx)),
+        }
+    }
+
+    /// [`Conn::step`] with room for `N` headers; `None` if the request has more and the limit
+    /// allows more.
+    fn step_n<const N: usize>(&mut self, pos: usize, now_ms: u64, ctx: &mut Ctx) -> Option<Step> {
+        let mut headers = [Header::EMPTY; N];
         let limits = ctx.limits;
         let buf = &self.read[pos..];
         let (head_len, expect) = match parse_request(buf, &mut headers, &limits) {
-            Err(e) => return self.reject(e, ctx),
-            Ok(Status::Partial) => return Step::Wait,
+            Err(ParseError::TooManyHeaders) if N < MAX_HEADERS && limits.headers > N => {
+                return None;
+            }
+            Err(e) => return Some(self.reject(e, ctx)),
+            Ok(Status::Partial) => return Some(Step::Wait),
             Ok(Status::Complete(req)) => match req.framing {
                 BodyFraming::None => {
                     let close = dispatch(&req, b"", &mut self.write, &mut self.file, ctx);
                     self.closing |= close;
-                    return Step::Answered(req.head_len);
+                    return Some(Step::Answered(req.head_len));
                 }
                 BodyFraming::Length(n) => {
                     // `n <= limits.body_bytes` (checked by the parser), so it fits in memory.
@@ -290,15 +311,15 @@ impl Conn {
                         let body = &buf[req.head_len..end];
                         let close = dispatch(&req, body, &mut self.write, &mut self.file, ctx);
                         self.closing |= close;
-                        return Step::Answered(end);
+                        return Some(Step::Answered(end));
                     }
                     self.expect_body(buf.len() == req.head_len && may_continue(&req), now_ms);
-                    return Step::Wait;
+                    return Some(Step::Wait);
                 }
                 BodyFraming::Chunked => (req.head_len, may_continue(&req)),
             },
         };
-        self.step_chunked(pos, head_len, expect, now_ms, ctx)
+        Some(self.step_chunked(pos, head_len, expect, now_ms, ctx))
     }
 
     /// Enters (or stays in) the body phase; sends `100 Continue` once if the client waits

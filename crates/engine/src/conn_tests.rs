@@ -417,3 +417,42 @@ fn parse_errors_are_counted_by_kind() {
         1
     );
 }
+
+fn with_headers(n: usize) -> String {
+    let mut r = String::from("GET / HTTP/1.1\r\nHost: a\r\n");
+    for i in 1..n {
+        r.push_str(&format!("X-{i}: v\r\n"));
+    }
+    r + "\r\n"
+}
+
+#[test]
+fn many_headers_take_the_second_parse() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    assert_eq!(
+        statuses(&feed(&mut c, &mut x, with_headers(60).as_bytes(), 0)),
+        [200]
+    );
+}
+
+#[test]
+fn more_headers_than_the_limit_get_431() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    assert_eq!(
+        statuses(&feed(&mut c, &mut x, with_headers(101).as_bytes(), 0)),
+        [431]
+    );
+}
+
+#[test]
+fn a_limit_below_the_first_array_is_enforced() {
+    let limits = Limits {
+        headers: 3,
+        ..Limits::default()
+    };
+    let (mut c, mut x) = (Conn::new(0), ctx_with(limits, test_router()));
+    assert_eq!(
+        statuses(&feed(&mut c, &mut x, with_headers(4).as_bytes(), 0)),
+        [431]
+    );
+}

@@ -6,6 +6,7 @@
 //! [`Server::start`], which returns a [`ServerHandle`] (addresses, metrics, shutdown).
 //! See docs/ARCHITECTURE.md for a worker's life.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod backend;
 mod config;
