@@ -270,3 +270,48 @@ fn unreachable_state() -> Result<State, ParseError> {
 fn hex(b: u8) -> Option<u64> {
     (b as char).to_digit(16).map(u64::from)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! decodes {
+        ($($name:ident: $input:expr => $data:expr, $consumed:expr, $done:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let mut buf = $input.to_vec();
+                let mut decoder = ChunkedDecoder::new(&Limits::DEFAULT);
+                let (consumed, len, done) = decoder.decode_in_place(&mut buf).unwrap();
+                assert_eq!((&buf[..len], consumed, done), (&$data[..], $consumed, $done));
+            }
+        )*};
+    }
+
+    decodes! {
+        one_chunk_then_next_request: b"3\r\nabc\r\n0\r\n\r\nGET" => b"abc", 13, true;
+        partial_size_line_is_consumed: b"1" => b"", 1, false;
+        partial_data: b"5\r\nhel" => b"hel", 6, false;
+        data_complete_delimiter_pending: b"5\r\nhello\r" => b"hello", 9, false;
+        extension_with_bws: b"1 ; a = \"b\"\r\nx\r\n0\r\n\r\n" => b"x", 21, true;
+        trailers_are_not_data: b"0\r\nA: 1\r\nB: 2\r\n\r\n" => b"", 17, true;
+    }
+
+    #[test]
+    fn decode_returns_at_most_one_chunk_of_data_per_call() {
+        let mut decoder = ChunkedDecoder::new(&Limits::DEFAULT);
+        let input = b"1\r\na\r\n1\r\nb\r\n0\r\n\r\n";
+        let d = decoder.decode(input).unwrap();
+        assert_eq!((d.consumed, d.data, d.done), (4, 3..4, false));
+        let d = decoder.decode(&input[4..]).unwrap();
+        assert_eq!((d.consumed, d.data, d.done), (6, 5..6, false));
+        assert_eq!(decoder.body_len(), 2);
+    }
+
+    #[test]
+    fn nothing_is_consumed_after_the_body() {
+        let mut decoder = ChunkedDecoder::new(&Limits::DEFAULT);
+        assert!(decoder.decode(b"0\r\n\r\n").unwrap().done);
+        let d = decoder.decode(b"more").unwrap();
+        assert_eq!((d.consumed, d.done), (0, true));
+    }
+}

@@ -177,3 +177,137 @@ pub fn reason_phrase(status: u16) -> &'static str {
         _ => "Unknown",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `out` as one response with httparse: (code, fields, body).
+    fn parse(out: &[u8]) -> (u16, Vec<(String, String)>, Vec<u8>) {
+        let mut headers = [httparse::EMPTY_HEADER; 16];
+        let mut res = httparse::Response::new(&mut headers);
+        let Ok(httparse::Status::Complete(n)) = res.parse(out) else {
+            panic!("not a response: {:?}", String::from_utf8_lossy(out));
+        };
+        let fields = res
+            .headers
+            .iter()
+            .map(|h| {
+                (
+                    h.name.to_owned(),
+                    String::from_utf8_lossy(h.value).into_owned(),
+                )
+            })
+            .collect();
+        (res.code.unwrap(), fields, out[n..].to_vec())
+    }
+
+    fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    macro_rules! error_response {
+        ($($name:ident: $status:expr => $reason:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let mut out = Vec::new();
+                encode_error(&mut out, $status);
+                let (code, fields, body) = parse(&out);
+                assert_eq!(code, $status);
+                assert_eq!(field(&fields, "Connection"), Some("close"));
+                assert_eq!(field(&fields, "Content-Length"), Some(body.len().to_string().as_str()));
+                assert_eq!(body, format!("{} {}\n", $status, $reason).into_bytes());
+            }
+        )*};
+    }
+
+    error_response! {
+        error_400_bad_request: 400 => "Bad Request";
+        error_408_request_timeout: 408 => "Request Timeout";
+        error_413_content_too_large: 413 => "Content Too Large";
+        error_414_uri_too_long: 414 => "URI Too Long";
+        error_431_fields_too_large: 431 => "Request Header Fields Too Large";
+        error_501_not_implemented: 501 => "Not Implemented";
+        error_505_version_not_supported: 505 => "HTTP Version Not Supported";
+    }
+
+    #[test]
+    fn json_response_exact_bytes_but_date() {
+        let mut out = Vec::new();
+        encode_response(
+            &mut out,
+            200,
+            "application/json",
+            Connection::Default,
+            b"{}",
+        );
+        let date = std::str::from_utf8(&out[39..39 + crate::DATE_LEN])
+            .unwrap()
+            .to_owned();
+        let want = format!(
+            "HTTP/1.1 200 OK\r\nServer: twelve\r\nDate: {date}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+
+    #[test]
+    fn no_content_length_for_204_and_1xx() {
+        for status in [101, 204] {
+            let mut out = Vec::new();
+            let head = ResponseHead {
+                status,
+                content_type: None,
+                content_length: Some(0),
+                connection: Connection::Default,
+                extra_headers: &[],
+            };
+            encode_head(&mut out, &head);
+            let (_, fields, _) = parse(&out);
+            assert_eq!(field(&fields, "Content-Length"), None, "{status}");
+        }
+    }
+
+    #[test]
+    fn warm_buffer_is_reused_without_allocation() {
+        let mut out = Vec::new();
+        encode_response(&mut out, 200, "application/json", Connection::Close, b"{}");
+        let (ptr, cap) = (out.as_ptr(), out.capacity());
+        for _ in 0..3 {
+            out.clear();
+            encode_response(&mut out, 200, "application/json", Connection::Close, b"{}");
+            assert_eq!((out.as_ptr(), out.capacity()), (ptr, cap));
+        }
+    }
+
+    #[test]
+    fn continue_is_a_bare_interim_response() {
+        let mut out = Vec::new();
+        encode_continue(&mut out);
+        assert_eq!(out, b"HTTP/1.1 100 Continue\r\n\r\n");
+    }
+
+    #[test]
+    fn connection_follows_the_request() {
+        let mut headers = [crate::Header::EMPTY; 4];
+        let cases: [(&[u8], Connection); 4] = [
+            (b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", Connection::Default),
+            (
+                b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+                Connection::Close,
+            ),
+            (b"GET / HTTP/1.0\r\n\r\n", Connection::Close),
+            (
+                b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
+                Connection::KeepAlive,
+            ),
+        ];
+        for (bytes, want) in cases {
+            let r = crate::parse_request(bytes, &mut headers, &crate::Limits::DEFAULT);
+            let r = r.unwrap().complete().unwrap();
+            assert_eq!(Connection::for_request(&r), want);
+        }
+    }
+}
