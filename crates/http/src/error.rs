@@ -122,6 +122,56 @@ pub enum ParseError {
 }
 
 impl ParseError {
+    /// How many variants there are: the size of a per-variant counter array.
+    pub const COUNT: usize = 38;
+
+    /// Every variant, in declaration order (`ALL[e.index()] == e`), for reporting counters.
+    pub const ALL: [ParseError; ParseError::COUNT] = [
+        ParseError::TooManyEmptyLines,
+        ParseError::BareLf,
+        ParseError::BareCr,
+        ParseError::InvalidMethod,
+        ParseError::UnknownMethod,
+        ParseError::InvalidRequestLine,
+        ParseError::InvalidTarget,
+        ParseError::TargetFormMismatch,
+        ParseError::RequestLineTooLong,
+        ParseError::InvalidVersion,
+        ParseError::UnsupportedVersion,
+        ParseError::InvalidHeaderName,
+        ParseError::WhitespaceBeforeColon,
+        ParseError::ObsFold,
+        ParseError::InvalidHeaderValue,
+        ParseError::HeaderLineTooLong,
+        ParseError::TooManyHeaders,
+        ParseError::HeadTooLarge,
+        ParseError::MissingHost,
+        ParseError::DuplicateHost,
+        ParseError::InvalidHost,
+        ParseError::InvalidContentLength,
+        ParseError::DuplicateContentLength,
+        ParseError::TransferEncodingWithContentLength,
+        ParseError::TransferEncodingInHttp10,
+        ParseError::InvalidTransferEncoding,
+        ParseError::ChunkedNotFinal,
+        ParseError::ChunkedTwice,
+        ParseError::ChunkedWithParameters,
+        ParseError::UnknownTransferCoding,
+        ParseError::BodyTooLarge,
+        ParseError::InvalidChunkSize,
+        ParseError::ChunkSizeOverflow,
+        ParseError::InvalidChunkDelimiter,
+        ParseError::InvalidChunkExtension,
+        ParseError::ChunkExtensionsTooLong,
+        ParseError::InvalidTrailer,
+        ParseError::TrailersTooLarge,
+    ];
+
+    /// A dense index in `0..COUNT`, for per-variant counters on the hot path.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The status code to answer with (then close the connection).
     pub fn status(self) -> u16 {
         use ParseError::*;
@@ -215,3 +265,20 @@ impl fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_indexed_in_order_and_every_status_is_an_error_status() {
+        for (i, e) in ParseError::ALL.iter().enumerate() {
+            assert_eq!(e.index(), i);
+            assert!(
+                matches!(e.status(), 400 | 413 | 414 | 431 | 501 | 505),
+                "{e:?}"
+            );
+            assert!(!e.reason().is_empty());
+        }
+    }
+}
