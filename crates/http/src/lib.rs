@@ -16,7 +16,7 @@ pub mod fuzzing;
 mod limits;
 mod parse;
 mod request;
-/// Client side (owned by the load generator work): incremental response parsing.
+// Client side (owned by the load generator work): incremental response parsing.
 pub mod response;
 mod scan;
 mod target;
