@@ -2,8 +2,10 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod compare;
 mod doctor;
 mod serve;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -34,6 +36,11 @@ enum Command {
     Bench(bench::Args),
     /// Read this host and explain which of the study's tunings apply.
     Doctor(doctor::Args),
+    /// Sweep concurrency or rate (one bench run per step), or find the highest rate that
+    /// meets every SLO; CSV, JSON, SVG plots, HTML report.
+    Sweep(sweep::Args),
+    /// Measure two servers in interleaved rounds (A B A B …) and compare them figure by figure.
+    Compare(compare::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +49,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Sweep(args) => sweep::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(code) => code,

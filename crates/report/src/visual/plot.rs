@@ -347,7 +347,7 @@ pub fn errors(kind: LoadKind, steps: &[&Step]) -> Result<String, PlotError> {
         x0..x1,
         0.0..(y1 * 1.1).max(1.0),
         &lines,
-        SeriesLabelPosition::LowerRight
+        SeriesLabelPosition::UpperRight
     )
 }
 

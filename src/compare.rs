@@ -1,0 +1,273 @@
+//! `twelve compare A B`: two servers measured in interleaved rounds (A B A B …) with the same
+//! bench settings; for each figure the median and min–max of each side and the ratio B/A
+//! pair by pair. A side is a URL, or a shell command that starts a server: it is started
+//! before each of its runs, its port polled until it answers, and stopped by PID after.
+use crate::sweep::LoadArgs;
+use anyhow::{Context, bail};
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+use twelve_load::sweep::compare::{Comparison, Spread, compare};
+use twelve_load::sweep::{Side, interleave, wait_drained};
+use twelve_load::{Config, Target, parse_duration, parse_rate};
+use twelve_report::RunResult;
+
+/// Flags of `twelve compare`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Side A (the baseline): a URL, or a command that starts a server (then see --url).
+    #[arg(value_name = "A")]
+    a: String,
+    /// Side B (the candidate): a URL, or a command that starts a server.
+    #[arg(value_name = "B")]
+    b: String,
+    /// Rounds; each round runs A then B.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    rounds: usize,
+    /// The URL a command side serves (both sides, unless --a-url/--b-url).
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8080/")]
+    url: String,
+    /// The URL side A's command serves.
+    #[arg(long, value_name = "URL")]
+    a_url: Option<String>,
+    /// The URL side B's command serves.
+    #[arg(long, value_name = "URL")]
+    b_url: Option<String>,
+    /// How long a command side may take until its port answers.
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    start_timeout: String,
+    /// Open model at this rate (req/s) instead of the closed model.
+    #[arg(short = 'R', long, value_name = "RATE")]
+    rate: Option<String>,
+    /// Write the comparison as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
+/// One side: where to send load and, for a command, how to start it.
+struct SideSpec {
+    spec: String,
+    url: String,
+    command: Option<String>,
+}
+
+impl SideSpec {
+    fn new(spec: &str, url: Option<&String>, default_url: &str) -> Self {
+        if spec.starts_with("http://") || spec.starts_with("https://") {
+            Self {
+                spec: spec.into(),
+                url: spec.into(),
+                command: None,
+            }
+        } else {
+            Self {
+                spec: spec.into(),
+                url: url.map_or(default_url, |u| u.as_str()).into(),
+                command: Some(spec.into()),
+            }
+        }
+    }
+}
+
+/// A server started from a command, stopped by its PID when dropped.
+struct ServerProcess {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl ServerProcess {
+    /// Starts `command` with `sh -c 'exec …'` (so the PID is the server's own, not a shell's)
+    /// in its own process group (a terminal's Ctrl-C reaches only twelve, which stops it),
+    /// then polls `addr` until it accepts.
+    fn start(command: &str, addr: SocketAddr, timeout: Duration) -> anyhow::Result<Self> {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            bail!("{addr} already answers before starting {command:?}: another server is running");
+        }
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec {command}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("starting {command:?}"))?;
+        let mut server = Self { child, addr };
+        let t0 = Instant::now();
+        loop {
+            if let Some(status) = server.child.try_wait()? {
+                bail!("{command:?} exited ({status}) before {addr} answered");
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(server);
+            }
+            if t0.elapsed() > timeout {
+                bail!("{addr} did not answer within {timeout:?} of starting {command:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // SIGKILL by PID (Child::kill): a benchmark server has nothing to flush, and a
+        // graceful stop could keep the port busy into the next run.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let t0 = Instant::now();
+        while TcpStream::connect_timeout(&self.addr, Duration::from_millis(100)).is_ok()
+            && t0.elapsed() < Duration::from_secs(5)
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Runs `twelve compare`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.rounds == 0 {
+        bail!("--rounds must be at least 1");
+    }
+    let sides = [
+        SideSpec::new(&args.a, args.a_url.as_ref(), &args.url),
+        SideSpec::new(&args.b, args.b_url.as_ref(), &args.url),
+    ];
+    let (worker_cpus, _) = args.load.cpus(false)?;
+    let mut configs = Vec::new();
+    for s in &sides {
+        let mut c = args.load.config(std::slice::from_ref(&s.url))?;
+        c.worker_cpus = worker_cpus.clone();
+        if let Some(rate) = &args.rate {
+            c.model = args.load.open(parse_rate(rate).context("-R/--rate")?);
+        }
+        configs.push(c);
+    }
+    let start_timeout = parse_duration(&args.start_timeout).context("--start-timeout")?;
+    let drain = args.load.drain()?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "A: {}\nB: {}", sides[0].spec, sides[1].spec)?;
+    let (a, b) = interleave(args.rounds, |side, round| {
+        let i = usize::from(side == Side::B);
+        let run = run_once(&sides[i], &configs[i], start_timeout, &drain)?;
+        let _ = writeln!(
+            out,
+            "round {} {side:?}: {:.0} req/s, p99 {:.1} µs, {} errors",
+            round + 1,
+            run.rps(),
+            quantile_us(&run, 0.99),
+            run.merged_errors().total()
+        );
+        Ok::<_, anyhow::Error>(run)
+    })?;
+    let figures = compare(&a, &b);
+    write!(out, "\n{}", table(&figures, args.rounds))?;
+    if let Some(p) = &args.json {
+        let doc = json(&sides, &args, &figures);
+        std::fs::write(p, serde_json::to_string_pretty(&doc)? + "\n")
+            .with_context(|| format!("--json {}", p.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One run of one side: drain, start its server if it is a command, measure, stop it.
+fn run_once(
+    side: &SideSpec,
+    config: &Config,
+    start_timeout: Duration,
+    drain: &twelve_load::sweep::DrainPolicy,
+) -> anyhow::Result<RunResult> {
+    let target = Target::parse(&side.url)?;
+    wait_drained(target.addr.port(), drain);
+    let _server = match &side.command {
+        Some(cmd) => Some(ServerProcess::start(cmd, target.addr, start_timeout)?),
+        None => None,
+    };
+    let outcome =
+        twelve_load::run(config, |_| {}).with_context(|| format!("measuring {}", side.spec))?;
+    Ok(outcome.result)
+}
+
+fn quantile_us(r: &RunResult, q: f64) -> f64 {
+    let h = r.merged_latency().corrected;
+    if h.is_empty() {
+        0.0
+    } else {
+        h.value_at_quantile(q) as f64 / 1e3
+    }
+}
+
+fn cell(s: &Spread, ratio: bool) -> String {
+    if ratio {
+        format!("{:.3} [{:.3} – {:.3}]", s.median, s.min, s.max)
+    } else {
+        format!("{:.1} [{:.1} – {:.1}]", s.median, s.min, s.max)
+    }
+}
+
+/// The human table: median [min – max] per side, and B/A per pair.
+fn table(figures: &[Comparison], rounds: usize) -> String {
+    let mut t = format!(
+        "{rounds} rounds, A B A B …; median [min – max]; B/A taken round by round\n{:<18} {:>34} {:>34} {:>28}\n",
+        "figure", "A", "B", "B/A"
+    );
+    for c in figures {
+        let better = if c.higher_is_better { "↑" } else { "↓" };
+        t.push_str(&format!(
+            "{:<18} {:>34} {:>34} {:>28}\n",
+            format!("{} {better}", c.figure),
+            cell(&c.a, false),
+            cell(&c.b, false),
+            cell(&c.ratio, true)
+        ));
+    }
+    t
+}
+
+fn json(sides: &[SideSpec; 2], args: &Args, figures: &[Comparison]) -> serde_json::Value {
+    let spread = |s: &Spread, values: Option<&Vec<f64>>| {
+        let mut v = serde_json::json!({"median": s.median, "min": s.min, "max": s.max});
+        if let Some(values) = values {
+            v["values"] = serde_json::json!(values);
+        }
+        v
+    };
+    serde_json::json!({
+        "schema": "twelve-compare/1",
+        "version": crate::VERSION,
+        "rounds": args.rounds,
+        "a": {"spec": sides[0].spec, "url": sides[0].url},
+        "b": {"spec": sides[1].spec, "url": sides[1].url},
+        "figures": figures.iter().map(|c| serde_json::json!({
+            "figure": c.figure,
+            "higher_is_better": c.higher_is_better,
+            "a": spread(&c.a, Some(&c.a_values)),
+            "b": spread(&c.b, Some(&c.b_values)),
+            "ratio_b_over_a": spread(&c.ratio, None),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_side_has_no_command() {
+        let s = SideSpec::new("http://127.0.0.1:1/x", None, "http://127.0.0.1:8080/");
+        assert_eq!((s.url.as_str(), s.command), ("http://127.0.0.1:1/x", None));
+    }
+
+    #[test]
+    fn command_side_takes_its_url_or_the_default() {
+        let s = SideSpec::new("nginx -g 'daemon off;'", None, "http://127.0.0.1:8080/");
+        assert_eq!(s.url, "http://127.0.0.1:8080/");
+        assert_eq!(s.command.as_deref(), Some("nginx -g 'daemon off;'"));
+        let own = "http://127.0.0.1:9000/".to_string();
+        assert_eq!(SideSpec::new("srv", Some(&own), "x").url, own);
+    }
+}
