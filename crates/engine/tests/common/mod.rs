@@ -483,13 +483,20 @@ pub fn reason(status: u16) -> &'static str {
     }
 }
 
-/// Asserts the exact status line for one of `statuses`.
+/// Asserts the exact status line for one of `statuses`, and that a final response carries
+/// `Date` (an origin server with a clock MUST send it, RFC 9110 §6.6.1).
 pub fn assert_status(r: &Resp, statuses: &[u16]) {
     assert!(statuses.contains(&r.status), "want {statuses:?}, got {r:?}");
     assert_eq!(
         r.status_line,
         format!("HTTP/1.1 {} {}", r.status, reason(r.status))
     );
+    if r.status >= 200 {
+        assert!(
+            r.header("date").is_some_and(|d| d.len() == 29),
+            "no Date: {r:?}"
+        );
+    }
 }
 
 /// An error row: `request` followed by the sentinel in the same write gets exactly one
