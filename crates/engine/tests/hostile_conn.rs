@@ -184,6 +184,31 @@ fn e47e_expect_100_continue_then_body() {
     srv.finish();
 }
 
+/// 47e: the body already arrived with the head: a 100 may be sent or omitted (RFC 9110
+/// §10.1.1), but exactly one final response follows, and the next request is answered.
+#[test]
+fn e47e_expect_100_continue_with_body_already_sent() {
+    let srv = TestServer::start();
+    let mut c = srv.connect();
+    c.send(
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello",
+    );
+    let mut r = c.response();
+    if r.status == 100 {
+        r = c.response();
+    }
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]), "{r:?}");
+    c.send(GET_X);
+    let next = c.response();
+    assert_eq!(
+        (next.status, next.body.as_slice()),
+        (200, &b"x"[..]),
+        "{next:?}"
+    );
+    drop(c);
+    srv.finish();
+}
+
 /// 47e: a declared body over the limit gets 413 at once, without `100 Continue`, and closes.
 #[test]
 fn e47e_expect_100_continue_over_limit_413_without_100() {
