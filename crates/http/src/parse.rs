@@ -15,7 +15,7 @@ use crate::error::{ParseError, Status};
 use crate::fields;
 use crate::limits::Limits;
 use crate::request::{Header, Method, Request, Version};
-use crate::scan::{is_target, is_tchar, is_value};
+use crate::scan::{is_target, is_tchar, skip_value};
 use crate::target;
 
 /// Parses a request head from the start of `buf`.
@@ -259,10 +259,7 @@ impl<'b> Scanner<'b, '_> {
             return Err(ParseError::InvalidHeaderName);
         }
         let name_end = i;
-        i += 1;
-        while i < buf.len() && is_value(buf[i]) {
-            i += 1;
-        }
+        let i = skip_value(buf, i + 1);
         let Some(&after_value) = buf.get(i) else {
             return w.exhausted();
         };

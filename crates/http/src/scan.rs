@@ -81,6 +81,31 @@ pub(crate) fn is_reg_name(b: u8) -> bool {
     CLASS[b as usize] & REG_NAME != 0
 }
 
+/// The index of the first byte at or after `i` that is not a field-value byte (HTAB, SP, VCHAR,
+/// obs-text): the CR that ends the line, or an invalid byte. Eight bytes at a time while no
+/// byte of the word is below 0x20 or equal to 0x7F (SWAR, "determine if a word has a byte
+/// less than n" from <https://graphics.stanford.edu/~seander/bithacks.html#HasLessInWord>),
+/// then byte by byte through the table. Values are most of a head's bytes.
+#[inline]
+pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    while let Some(&word) = buf.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
+        let x = u64::from_le_bytes(word);
+        let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
+        let del = x ^ (LO * 0x7f);
+        let has_del = del.wrapping_sub(LO) & !del & HI;
+        if below_space | has_del != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while i < buf.len() && is_value(buf[i]) {
+        i += 1;
+    }
+    i
+}
+
 /// Strips optional whitespace (`OWS = *( SP / HTAB )`, RFC 9110 §5.6.3) from both ends. Only SP
 /// and HTAB: never 0x0B, 0x0C, 0x85 or 0xA0, which would let `\xa0chunked` mean chunked.
 pub(crate) fn trim_ows(mut s: &[u8]) -> &[u8] {
@@ -167,6 +192,26 @@ mod tests {
         authority_empty_host_field: b"", true => true;
         authority_empty_target: b"", false => false;
         authority_port_not_digits: b"a:8x", false => false;
+    }
+
+    #[test]
+    fn skip_value_stops_at_every_invalid_byte_in_every_position() {
+        for b in 0..=255u8 {
+            for at in 0..20 {
+                let mut buf = [b'a'; 24];
+                buf[at] = b;
+                let naive = (0..buf.len())
+                    .find(|&k| !is_value(buf[k]))
+                    .unwrap_or(buf.len());
+                for start in 0..=at {
+                    assert_eq!(
+                        skip_value(&buf, start),
+                        naive.max(start),
+                        "byte {b:#x} at {at}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
