@@ -5,6 +5,29 @@
 //! [`encode_head`], [`encode_error`]). Every rule of ../shared/spec/hostile-requests.md is
 //! enforced where the bytes are read, and each rejection is a [`ParseError`] mapped to one
 //! status code.
+//!
+//! ```
+//! use twelve_http::{BodyFraming, ChunkedDecoder, Connection, Header, Limits, Status};
+//!
+//! let limits = Limits::default();
+//! let buf = b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+//! let mut headers = [Header::EMPTY; 32];
+//! let mut out = Vec::with_capacity(256);
+//! match twelve_http::parse_request(buf, &mut headers, &limits) {
+//!     Ok(Status::Complete(req)) => {
+//!         assert_eq!((req.path, req.framing), ("/echo", BodyFraming::Chunked));
+//!         let mut decoder = ChunkedDecoder::new(&limits);
+//!         let mut body = buf[req.head_len..].to_vec();
+//!         let (consumed, len, done) = decoder.decode_in_place(&mut body).unwrap();
+//!         assert_eq!((&body[..len], consumed, done), (&b"hello"[..], 15, true));
+//!         let connection = Connection::for_request(&req);
+//!         twelve_http::encode_response(&mut out, 200, "text/plain", connection, &body[..len]);
+//!     }
+//!     Ok(Status::Partial) => { /* read more bytes, parse again from the start */ }
+//!     Err(e) => twelve_http::encode_error(&mut out, e.status()), // then close
+//! }
+//! assert!(out.starts_with(b"HTTP/1.1 200 OK\r\nServer: twelve\r\nDate: "));
+//! ```
 #![forbid(unsafe_code)]
 
 mod chunked;
