@@ -109,6 +109,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("twelve serve: signal {sig}, draining (--drain-timeout)");
     }
     handle.shutdown();
+    // A second signal during the drain stops at once (exit status 128 + signal).
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            eprintln!("twelve serve: signal {sig} again, exiting without draining");
+            std::process::exit(128 + sig);
+        }
+    });
     handle.join();
     Ok(ExitCode::SUCCESS)
 }

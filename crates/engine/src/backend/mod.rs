@@ -8,7 +8,7 @@
 
 pub(crate) mod epoll;
 
-use crate::conn::{Conn, Ctx, Next, Output};
+use crate::conn::{Conn, Ctx, Next, Output, Phase};
 use rustix::io::Errno;
 use std::fs::File;
 
@@ -57,6 +57,10 @@ pub(crate) fn pump(
     now_ms: u64,
     ctx: &mut Ctx,
 ) -> Verdict {
+    if conn.phase() == Phase::Closed {
+        // Timed out (send, keep-alive, linger): nothing more goes out, even if writable now.
+        return Verdict::Close;
+    }
     let mut read = readable || conn.unread;
     loop {
         if read && !read_all(conn, io, now_ms, ctx) {

@@ -164,3 +164,15 @@ fn a_reset_is_reported() {
 fn the_router_helper_is_shared() {
     assert!(!test_router().has_fallback());
 }
+
+#[test]
+fn a_send_timeout_closes_even_if_the_socket_became_writable() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let mut io = Fake::default();
+    io.recv.push_back(Ok(GET.to_vec()));
+    io.send.push_back(Err(Errno::AGAIN));
+    assert_eq!(pump(&mut c, &mut io, true, 0, &mut x), Verdict::Open);
+    c.on_timeout(crate::metrics::TimeoutKind::Send, &mut x);
+    assert_eq!(pump(&mut c, &mut io, false, 5_000, &mut x), Verdict::Close);
+    assert!(io.sent.is_empty());
+}
