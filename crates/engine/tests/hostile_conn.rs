@@ -660,3 +660,38 @@ fn big_error(srv: &TestServer, req: &[u8], statuses: &[u16]) {
     let r = c.response();
     assert_error_then_close(&mut c, &r, statuses);
 }
+
+/// 47a, deep: 30 000 pipelined requests (~4.5 MB of responses) written before any response
+/// is read, to a client with a 4 KiB receive window: the server's output passes its high-water
+/// mark, it stops reading (backpressure), and resumes as the client reads; every response
+/// arrives, in order.
+#[test]
+fn e47a_deep_pipeline_through_backpressure() {
+    let srv = TestServer::start();
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(4096).unwrap();
+    s.connect_timeout(&srv.addr.into(), BOUND).unwrap();
+    let mut c = Client::from_stream(s.into());
+    let n = 30_000;
+    let batch: Vec<u8> = (0..n)
+        .flat_map(|i| if i % 2 == 0 { GET_JSON } else { GET_X })
+        .copied()
+        .collect();
+    let writer = {
+        let mut s = c.stream.try_clone().unwrap();
+        std::thread::spawn(move || std::io::Write::write_all(&mut s, &batch))
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    for i in 0..n {
+        let r = c.response();
+        let want: &[u8] = if i % 2 == 0 {
+            br#"{"message":"Hello, World!"}"#
+        } else {
+            b"x"
+        };
+        assert_eq!((r.status, r.body.as_slice()), (200, want), "response {i}");
+    }
+    writer.join().unwrap().unwrap();
+    drop(c);
+    srv.finish();
+}

@@ -316,7 +316,11 @@ pub struct Client {
 
 impl Client {
     pub fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect_timeout(&addr, BOUND).expect("connect");
+        Client::from_stream(TcpStream::connect_timeout(&addr, BOUND).expect("connect"))
+    }
+
+    /// Wraps a stream connected by other means (e.g. with socket options set before connect).
+    pub fn from_stream(stream: TcpStream) -> Client {
         stream.set_nodelay(true).unwrap();
         stream.set_read_timeout(Some(BOUND)).unwrap();
         Client {
