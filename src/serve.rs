@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use twelve_engine::{Config, Limits, Request, Response, Router, Server, Steer, Timeouts};
+use twelve_engine::{
+    Config, Limits, Request, Response, Router, Server, StartError, Steer, Timeouts,
+};
 use twelve_sys::CpuList;
 
 /// Flags of `twelve serve`.
@@ -91,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let router = router();
     let handle = Server::new(config.clone(), router)
         .start()
-        .context("starting the server (--listen, --cpus, --steer, --root)")?;
+        .map_err(|e| start_error(e, &config))?;
     for addr in handle.local_addrs() {
         println!(
             "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {:?})",
@@ -118,6 +120,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     });
     handle.join();
     Ok(ExitCode::SUCCESS)
+}
+
+/// Names the flag and value behind a start failure.
+fn start_error(e: StartError, config: &Config) -> anyhow::Error {
+    let flag = match &e {
+        StartError::Listen { addr, .. } => format!("--listen {addr}"),
+        StartError::Root { path, .. } => format!("--root {}", path.display()),
+        StartError::CbpfNeedsCpusFromZero => format!("--steer cbpf with --cpus {}", config.cpus),
+        StartError::Worker { cpu, .. } => format!("--cpus {} (CPU {cpu})", config.cpus),
+        _ => "--listen/--cpus".to_owned(),
+    };
+    anyhow::Error::new(e).context(flag)
 }
 
 fn config(args: &Args) -> anyhow::Result<Config> {

@@ -61,11 +61,10 @@ impl fmt::Display for StartError {
             Self::CbpfNeedsCpusFromZero => {
                 f.write_str("CBPF steering needs one worker on each CPU from 0 to N-1")
             }
-            Self::Listen { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
-            Self::Root { path, source } => {
-                write!(f, "cannot serve files from {}: {source}", path.display())
-            }
-            Self::Worker { cpu, source } => write!(f, "worker on CPU {cpu}: {source}"),
+            // The source is not repeated here: `source()` returns it for error chains.
+            Self::Listen { addr, .. } => write!(f, "cannot listen on {addr}"),
+            Self::Root { path, .. } => write!(f, "cannot serve files from {}", path.display()),
+            Self::Worker { cpu, .. } => write!(f, "cannot start the worker on CPU {cpu}"),
         }
     }
 }
