@@ -695,3 +695,36 @@ fn e47a_deep_pipeline_through_backpressure() {
     drop(c);
     srv.finish();
 }
+
+/// 47j without files: a client that pipelines 30 000 requests and never reads. Once the
+/// responses fill both socket buffers, nothing progresses; the server must close after its
+/// send timeout instead of holding the connection (and its buffers) forever.
+#[test]
+fn e47j_reader_that_never_reads_closed_after_send_timeout() {
+    let srv = TestServer::start();
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(4096).unwrap();
+    s.connect_timeout(&srv.addr.into(), BOUND).unwrap();
+    let mut c = Client::from_stream(s.into());
+    let n = 30_000;
+    let batch: Vec<u8> = std::iter::repeat_n(GET_JSON, n)
+        .flatten()
+        .copied()
+        .collect();
+    let writer = {
+        let mut s = c.stream.try_clone().unwrap();
+        // Fails once the server closes: that is the expected outcome.
+        std::thread::spawn(move || std::io::Write::write_all(&mut s, &batch))
+    };
+    // Longer than the 1 s send timeout, bounded.
+    std::thread::sleep(BOUND);
+    let rest = c.expect_eof();
+    let answered = rest.windows(12).filter(|w| w == b"HTTP/1.1 200").count();
+    assert!(
+        answered < n,
+        "all {n} responses arrived: the reader was not stalled"
+    );
+    let _ = writer.join();
+    drop(c);
+    srv.finish();
+}

@@ -169,8 +169,6 @@ fn small_window_client(srv: &TestServer) -> std::net::TcpStream {
 /// user-space buffer). A 1 byte/s reader looks the same to the sender: TCP reopens a window
 /// only once an MSS is free (RFC 1122 §4.2.3.3, silly-window avoidance).
 #[test]
-#[ignore = "engine: the send timeout fires (metrics count it) but the connection stays open while \
-            a sendfile body is pending; the whole file is sent once the reader resumes"]
 fn e47j_slow_reader_closed_after_send_timeout() {
     let srv = TestServer::start();
     let rss_before = rss_kib();
@@ -194,6 +192,8 @@ fn e47j_slow_reader_closed_after_send_timeout() {
         total < BIG_LEN,
         "the whole file arrived ({total} bytes): the reader was not slow"
     );
+    let send_timeouts = srv.handle.metrics().timeouts[3];
+    assert!(send_timeouts >= 1, "closed, but not by the send timeout");
     let grown_kib = rss_stalled.saturating_sub(rss_before);
     assert!(
         grown_kib < BIG_LEN / 1024 / 2,
