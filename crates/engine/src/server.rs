@@ -236,6 +236,9 @@ fn create_listeners(
                 backlog,
                 incoming_cpu: (config.steer == Steer::IncomingCpu).then_some(cpu as u32),
                 busy_poll_us: config.busy_poll_us,
+                // Small responses must leave at once, not wait for Nagle's ACK clock;
+                // accepted sockets inherit it from the listener.
+                nodelay: true,
             };
             let err = |source| StartError::Listen { addr: want, source };
             let fd = twelve_sys::net::reuseport_listener(addr, &opts).map_err(err)?;

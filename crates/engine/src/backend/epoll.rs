@@ -12,7 +12,7 @@ use crate::metrics::WorkerMetrics;
 use crate::timer::{Entry, Wheel};
 use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
 use rustix::io::Errno;
-use rustix::net::{RecvFlags, SendFlags, Shutdown, SocketFlags, sockopt};
+use rustix::net::{RecvFlags, SendFlags, Shutdown, SocketFlags};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
@@ -370,8 +370,7 @@ impl Worker {
     }
 
     fn add_conn(&mut self, fd: OwnedFd, now: u64) {
-        // Small responses must leave at once, not wait for Nagle's ACK clock.
-        let _ = sockopt::set_tcp_nodelay(&fd, true);
+        // TCP_NODELAY is inherited from the listener (see `twelve_sys::net::ListenerOptions`).
         let m = self.setup.ctx.metrics();
         m.accepts.inc();
         if self.setup.check_steering
