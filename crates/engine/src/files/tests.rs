@@ -70,7 +70,18 @@ fn files(resolver: Resolver) -> &'static StaticFiles {
         &WALK
     };
     cell.get_or_init(|| {
-        let root = Root::open(&tree()).unwrap().with_resolver(resolver);
+        let root = Root::open(&tree()).unwrap();
+        // The fallback can be forced anywhere; openat2 only where the kernel has it (probe
+        // first, io-uring style): elsewhere the "openat2" cases run on the fallback.
+        let root = match resolver {
+            Resolver::NoFollowWalk => root.with_resolver(resolver),
+            Resolver::Openat2 => {
+                if root.resolver() != Resolver::Openat2 {
+                    eprintln!("openat2 unavailable here: its cases run on the O_NOFOLLOW walk");
+                }
+                root
+            }
+        };
         StaticFiles { root }
     })
 }
