@@ -195,8 +195,10 @@ impl Worker {
 
     fn run(&mut self) {
         let mut events: Vec<Event> = Vec::with_capacity(EVENTS);
+        // One clock read per wake-up: the time after `epoll_wait` serves the whole iteration
+        // and the next one's timeout computation.
+        let mut now = now_ms();
         loop {
-            let now = now_ms();
             if let Some(d) = self.drain_deadline
                 && (self.slab.len == 0 || now >= d)
             {
@@ -216,7 +218,7 @@ impl Worker {
                 Ok(_) | Err(Errno::INTR) => {}
                 Err(_) => return,
             }
-            let now = now_ms();
+            now = now_ms();
             for ev in &events {
                 let token = ev.data.u64();
                 let flags = ev.flags;
