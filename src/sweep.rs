@@ -244,10 +244,12 @@ fn measure(
     };
     writeln!(
         out,
-        "{label:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>5} {:>5}  drain",
-        "req/s", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "busy", "slo"
+        "{:>3} {label:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>5} {:>5}  drain",
+        "#", "req/s", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "busy", "slo"
     )?;
+    let mut n = 0;
     let mut each = |s: &Step, d: &Drained| {
+        n += 1;
         let r = StepRow::of(s);
         let slo = match (s.slo.is_empty(), s.passed()) {
             (true, _) => "-",
@@ -265,7 +267,7 @@ fn measure(
         };
         let _ = writeln!(
             out,
-            "{:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>4.0}% {:>5}  {drain}",
+            "{n:>3} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>4.0}% {:>5}  {drain}",
             plot::fmt_si(s.load),
             r.rps,
             r.p50_us,
@@ -330,9 +332,12 @@ fn knee_sentence(k: &KneeResult) -> String {
             plot::fmt_si(r)
         ),
         (Some(r), false) => format!(
-            "knee: {} req/s met every SLO; {} req/s did not ({:.1}% bracket, {} runs)",
+            "knee: {} req/s met every SLO (run {}); {} req/s did not (run {}); {:.1}% bracket \
+             after {} runs",
             plot::fmt_si(r),
+            k.pass_probe.map_or(0, |i| i + 1),
             plot::fmt_si(k.probes[k.fail_probe.unwrap_or(0)].rate),
+            k.fail_probe.map_or(0, |i| i + 1),
             k.bracket * 100.0,
             k.probes.len()
         ),
