@@ -456,3 +456,12 @@ fn a_limit_below_the_first_array_is_enforced() {
         [431]
     );
 }
+
+#[test]
+fn a_connection_stays_small() {
+    // Idle connections cost this plus a slab slot, a generation and a wheel entry; the
+    // measured figure is in tests/idle_memory.rs.
+    let size = std::mem::size_of::<Conn>();
+    eprintln!("Conn is {size} bytes");
+    assert!(size <= 128, "Conn grew to {size} bytes");
+}
