@@ -90,7 +90,7 @@ struct Message {
 /// Runs `twelve serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = config(&args)?;
-    let router = router();
+    let router = techempower_router();
     let handle = Server::new(config.clone(), router)
         .start()
         .map_err(|e| start_error(e, &config))?;
@@ -209,7 +209,10 @@ fn secs(flag: &str, value: f64) -> anyhow::Result<Duration> {
         .with_context(|| format!("{flag} {value}: expected a positive number of seconds"))
 }
 
-fn router() -> Router {
+/// The TechEmpower endpoints: GET /json (serde_json on every request) and GET /plaintext.
+/// Also for the embedded server of `twelve bench` and `twelve sweep`, so they measure exactly
+/// what `twelve serve` answers.
+pub(crate) fn techempower_router() -> Router {
     Router::new()
         .get(
             "/json",
