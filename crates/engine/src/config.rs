@@ -87,6 +87,12 @@ pub struct Config {
     /// After [`ServerHandle::shutdown`](crate::ServerHandle::shutdown), longest the workers
     /// finish in-flight requests before closing what remains.
     pub drain_timeout: Duration,
+    /// On shutdown, close idle keep-alive connections at once (the default, as nginx does).
+    /// `false` keeps them until their next request (answered with `Connection: close`), their
+    /// keep-alive timeout, or the drain deadline: what a zero-failure upgrade wants, since a
+    /// client may be sending a request at the moment an idle connection is closed
+    /// (../shared/spec/restart.md, "Draining keep-alive connections").
+    pub close_idle_on_drain: bool,
     /// Unsent response bytes above which a connection stops reading and parsing
     /// (backpressure), until the peer reads.
     pub write_high_water: usize,
@@ -108,6 +114,7 @@ impl Default for Config {
             metrics_path: Some("/metrics".to_owned()),
             root: None,
             drain_timeout: Duration::from_secs(10),
+            close_idle_on_drain: true,
             write_high_water: 256 * 1024,
             check_steering: false,
         }

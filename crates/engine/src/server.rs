@@ -180,6 +180,7 @@ impl Server {
                 drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis())
                     .unwrap_or(u64::MAX),
                 check_steering: config.check_steering,
+                close_idle_on_drain: config.close_idle_on_drain,
             };
             let tx = tx.clone();
             let t = std::thread::Builder::new()

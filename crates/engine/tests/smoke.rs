@@ -58,6 +58,14 @@ fn read_response(s: &mut TcpStream) -> (String, Vec<u8>) {
     (head, body)
 }
 
+/// Waits until the (single) worker has begun draining: its listener is closed, so a new
+/// connection is refused.
+fn wait_for_drain(addr: SocketAddr) {
+    while TcpStream::connect(addr).is_ok() {
+        std::thread::yield_now();
+    }
+}
+
 fn assert_closed(s: &mut TcpStream) {
     let mut rest = Vec::new();
     match s.read_to_end(&mut rest) {
@@ -205,6 +213,7 @@ fn shutdown_closes_idle_connections_and_finishes_in_flight_ones() {
         std::thread::yield_now();
     }
     server.shutdown();
+    wait_for_drain(addr);
     assert_closed(&mut idle);
     busy.write_all(b"\r\n").unwrap();
     let (head, _) = read_response(&mut busy);
@@ -232,4 +241,23 @@ fn ipv6_loopback_listens_when_available() {
         }
         Err(e) => eprintln!("skipped: no IPv6 loopback ({e})"),
     }
+}
+
+#[test]
+fn drain_can_keep_idle_connections_for_one_last_request() {
+    let (server, addr) = start(Config {
+        close_idle_on_drain: false,
+        ..Config::loopback(1)
+    });
+    let mut idle = connect(addr);
+    idle.write_all(GET).unwrap();
+    read_response(&mut idle);
+    server.shutdown();
+    wait_for_drain(addr);
+    idle.write_all(GET).unwrap();
+    let (head, _) = read_response(&mut idle);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("Connection: close\r\n"), "{head}");
+    assert_closed(&mut idle);
+    server.join();
 }

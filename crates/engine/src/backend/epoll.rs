@@ -37,6 +37,7 @@ pub(crate) struct WorkerSetup {
     pub(crate) max_conns: usize,
     pub(crate) drain_timeout_ms: u64,
     pub(crate) check_steering: bool,
+    pub(crate) close_idle_on_drain: bool,
 }
 
 /// The real socket, for [`pump`].
@@ -413,6 +414,9 @@ impl Worker {
             let _ = epoll::delete(&self.epoll, &l);
         }
         self.drain_deadline = Some(now + self.setup.drain_timeout_ms);
+        if !self.setup.close_idle_on_drain {
+            return;
+        }
         for token in self.slab.tokens() {
             if let Some(live) = self.slab.get(token) {
                 live.conn.start_drain();
