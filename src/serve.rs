@@ -233,3 +233,91 @@ pub(crate) fn techempower_router() -> Router {
             },
         )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use std::io::{Read, Write};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(argv: &[&str]) -> anyhow::Result<Config> {
+        let cli = Cli::try_parse_from(std::iter::once("serve").chain(argv.iter().copied()))?;
+        config(&cli.args)
+    }
+
+    macro_rules! flag_error {
+        ($($name:ident: $argv:expr => $names:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let err = format!("{:#}", parse(&$argv).unwrap_err());
+                assert!(err.contains($names), "{err}");
+            }
+        )*};
+    }
+
+    flag_error! {
+        bad_listen_names_the_flag: ["--listen", "1.2.3:80"] => "--listen 1.2.3:80";
+        bad_cpus_names_the_flag: ["--cpus", "0-x"] => "--cpus 0-x";
+        zero_workers_named: ["--workers", "0"] => "--workers 0";
+        bad_steer_named: ["--steer", "rss"] => "--steer rss";
+        zero_timeout_named: ["--header-timeout", "0"] => "--header-timeout 0";
+        too_many_headers_named: ["--max-headers", "500"] => "--max-headers 500";
+        relative_metrics_path_named: ["--metrics-path", "metrics"] => "--metrics-path metrics";
+        missing_root_named: ["--root", "/nonexistent/twelve"] => "--root /nonexistent/twelve";
+    }
+
+    #[test]
+    fn flags_reach_the_config() {
+        let c = parse(&[
+            "--listen",
+            "127.0.0.1:1",
+            "--listen",
+            "[::1]:2",
+            "--cpus",
+            "0",
+            "--steer",
+            "cbpf",
+            "--max-body",
+            "10",
+            "--keep-alive-timeout",
+            "1.5",
+            "--no-metrics",
+            "--busy-poll",
+            "50",
+        ])
+        .unwrap();
+        assert_eq!(c.listen.len(), 2);
+        assert_eq!(c.steer, Steer::Cbpf);
+        assert_eq!(c.limits.body_bytes, 10);
+        assert_eq!(c.timeouts.keep_alive, Duration::from_millis(1500));
+        assert_eq!(c.metrics_path, None);
+        assert_eq!(c.busy_poll_us, Some(50));
+        assert_eq!(c.cpus.as_slice(), &[0]);
+    }
+
+    #[test]
+    fn json_is_the_techempower_message() {
+        let config = Config::loopback(1);
+        let server = Server::new(config, techempower_router()).start().unwrap();
+        let mut s = std::net::TcpStream::connect(server.local_addrs()[0]).unwrap();
+        s.write_all(b"GET /json HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(
+            out.starts_with("HTTP/1.1 200 OK\r\nServer: twelve\r\nDate: "),
+            "{out}"
+        );
+        assert!(out.contains("Content-Type: application/json\r\nContent-Length: 27\r\n"));
+        assert!(
+            out.ends_with("\r\n\r\n{\"message\":\"Hello, World!\"}"),
+            "{out}"
+        );
+    }
+}
