@@ -17,6 +17,7 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// Token of the wake-up eventfd.
 const WAKE: u64 = u64::MAX;
@@ -135,12 +136,15 @@ struct Worker {
     /// Stopped accepting at `max_conns`; accept again when a connection closes.
     full: bool,
     drain_deadline: Option<u64>,
+    epoch: Instant,
 }
 
-/// The monotonic clock in milliseconds (vDSO, no syscall).
-fn now_ms() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    (t.tv_sec as u64) * 1000 + (t.tv_nsec as u64) / 1_000_000
+/// The monotonic clock in milliseconds since the worker started.
+///
+/// Through std's `Instant` (glibc's vDSO `clock_gettime`), not rustix's own vDSO parser,
+/// which crashes under valgrind: the bench scripts count instructions with callgrind.
+fn now_ms(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Runs a worker until it has drained after a stop request. The caller pinned the thread.
@@ -150,7 +154,11 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         Err(e) => return ready(Err(e)),
     };
     ready(Ok(()));
-    let now = now_ms();
+    // Start at 1 ms: a timer deadline of 0 means "none" in `Conn::timer_at`.
+    let epoch = Instant::now()
+        .checked_sub(std::time::Duration::from_millis(1))
+        .unwrap_or_else(Instant::now);
+    let now = now_ms(epoch);
     let tick = crate::config::Timeouts::TICK.as_millis() as u64;
     let mut w = Worker {
         epoll,
@@ -162,6 +170,7 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
             len: 0,
         },
         wheel: Wheel::new(now, tick),
+        epoch,
         due: Vec::new(),
         paused_until: None,
         full: false,
@@ -198,7 +207,7 @@ impl Worker {
         let mut events: Vec<Event> = Vec::with_capacity(EVENTS);
         // One clock read per wake-up: the time after `epoll_wait` serves the whole iteration
         // and the next one's timeout computation.
-        let mut now = now_ms();
+        let mut now = now_ms(self.epoch);
         loop {
             if let Some(d) = self.drain_deadline
                 && (self.slab.len == 0 || now >= d)
@@ -219,7 +228,7 @@ impl Worker {
                 Ok(_) | Err(Errno::INTR) => {}
                 Err(_) => return,
             }
-            now = now_ms();
+            now = now_ms(self.epoch);
             for ev in &events {
                 let token = ev.data.u64();
                 let flags = ev.flags;
