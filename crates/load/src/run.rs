@@ -6,6 +6,7 @@ use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
 use crate::worker::{Interval, ProgressSlot, Shared, Worker};
 use std::fmt;
+use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
@@ -120,6 +121,11 @@ pub fn run(config: &Config, tick: impl FnMut(&Progress)) -> Result<Outcome, Load
                         // touched on its own CPU (and NUMA node).
                         if let Some(cpu) = shared.config.worker_cpus[id] {
                             twelve_sys::cpus::pin_current_thread(cpu)?;
+                        }
+                        if shared.schedule.is_some() {
+                            // The open model sleeps until the next slot is due; the default
+                            // 50 µs timer slack would show up as queue wait (prctl(2)).
+                            let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
                         }
                         Ok::<_, std::io::Error>(Worker::new(id, shared, conns, tx)?.run())
                     })();
