@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 use twelve_load::sweep::compare::{Comparison, Spread, compare};
 use twelve_load::sweep::{Side, interleave, wait_drained};
@@ -74,7 +75,7 @@ impl SideSpec {
     }
 }
 
-/// A server started from a command, stopped by its PID when dropped.
+/// A server started from a command, stopped by its PID (its process group) when dropped.
 struct ServerProcess {
     child: Child,
     addr: SocketAddr,
@@ -82,10 +83,10 @@ struct ServerProcess {
 
 impl ServerProcess {
     /// Starts `command` with `sh -c 'exec …'` (so the PID is the server's own, not a shell's)
-    /// in its own process group (a terminal's Ctrl-C reaches only twelve, which stops it),
-    /// then polls `addr` until it accepts.
+    /// in its own process group (so the whole group can be stopped, and a terminal's Ctrl-C
+    /// reaches only twelve, whose handler stops it), then polls `addr` until it accepts.
     fn start(command: &str, addr: SocketAddr, timeout: Duration) -> anyhow::Result<Self> {
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+        if answers(addr) {
             bail!("{addr} already answers before starting {command:?}: another server is running");
         }
         let child = Command::new("sh")
@@ -96,13 +97,14 @@ impl ServerProcess {
             .process_group(0)
             .spawn()
             .with_context(|| format!("starting {command:?}"))?;
+        RUNNING.store(child.id() as i32, Ordering::Release);
         let mut server = Self { child, addr };
         let t0 = Instant::now();
         loop {
             if let Some(status) = server.child.try_wait()? {
                 bail!("{command:?} exited ({status}) before {addr} answered");
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            if answers(addr) {
                 return Ok(server);
             }
             if t0.elapsed() > timeout {
@@ -115,17 +117,59 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        // SIGKILL by PID (Child::kill): a benchmark server has nothing to flush, and a
-        // graceful stop could keep the port busy into the next run.
-        let _ = self.child.kill();
+        // Stop the process group the server leads (its PGID is its PID, set at spawn): a
+        // multi-process server such as nginx keeps its workers, and with them the listening
+        // socket, alive when only the master's PID is killed. SIGTERM first (nginx's fast
+        // shutdown), SIGKILL to the group after 5 s.
+        RUNNING.store(0, Ordering::Release);
+        let pgid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::TERM);
+        let t0 = Instant::now();
+        let mut exited = false;
+        while t0.elapsed() < STOP_GRACE {
+            exited = exited || matches!(self.child.try_wait(), Ok(Some(_)));
+            if exited && !answers(self.addr) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         let _ = self.child.wait();
         let t0 = Instant::now();
-        while TcpStream::connect_timeout(&self.addr, Duration::from_millis(100)).is_ok()
-            && t0.elapsed() < Duration::from_secs(5)
-        {
-            std::thread::sleep(Duration::from_millis(50));
+        while answers(self.addr) && t0.elapsed() < STOP_GRACE {
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// PID (= process group) of the server started from a command and not yet stopped; 0 when
+/// none. Read by the signal thread, which has no other way to reach it.
+static RUNNING: AtomicI32 = AtomicI32::new(0);
+
+/// On SIGINT or SIGTERM, stops the running server's process group and exits 130: the group
+/// does not see a terminal's Ctrl-C, so without this it would outlive twelve.
+fn stop_server_on_signal() -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .context("installing the SIGINT/SIGTERM handler")?;
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            let pid = RUNNING.swap(0, Ordering::AcqRel);
+            if let Some(pgid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::TERM);
+            }
+            std::process::exit(130);
+        }
+    });
+    Ok(())
+}
+
+/// How long a stopped server may take to exit and free its port.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Whether something accepts connections at `addr`.
+fn answers(addr: SocketAddr) -> bool {
+    TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok()
 }
 
 /// Runs `twelve compare`.
@@ -148,6 +192,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         configs.push(c);
     }
     let start_timeout = parse_duration(&args.start_timeout).context("--start-timeout")?;
+    if sides.iter().any(|s| s.command.is_some()) {
+        stop_server_on_signal()?;
+    }
     let drain = args.load.drain()?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "A: {}\nB: {}", sides[0].spec, sides[1].spec)?;

@@ -156,10 +156,13 @@ fn compare_starts_and_stops_two_servers_in_turn() {
         "{} serve --workers 1 --listen 127.0.0.1:{port}",
         env!("CARGO_BIN_EXE_twelve")
     );
+    // Side A is a shell that runs the server as its child, as nginx's master runs its
+    // workers: stopping only the PID would leave the child holding the port.
+    let wrapped = format!("sh -c '{serve} & wait'");
     let url = format!("http://127.0.0.1:{port}/plaintext");
     let out = twelve()
         .args([
-            "compare", &serve, &serve, "--rounds", "2", "--url", &url, "-c", "2",
+            "compare", &wrapped, &serve, "--rounds", "2", "--url", &url, "-c", "2",
         ])
         .args(SHORT)
         .arg("--json")
@@ -177,7 +180,7 @@ fn compare_starts_and_stops_two_servers_in_turn() {
     let figures = doc["figures"].as_array().unwrap();
     assert_eq!(figures[0]["figure"], "req/s");
     assert_eq!(figures[0]["a"]["values"].as_array().unwrap().len(), 2);
-    // Both servers were stopped: the port no longer answers.
+    // Both servers, the wrapped one's child included, were stopped: the port is free.
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }
 
