@@ -4,6 +4,7 @@
 //! unsafe block carries a `// SAFETY:` comment. Everything exported is safe to call.
 
 pub mod cpus;
+pub mod epoll;
 pub mod net;
 
 pub use cpus::{CpuList, CpuListError};

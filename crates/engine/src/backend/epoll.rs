@@ -10,7 +10,7 @@ use super::{Io, Verdict, pump};
 use crate::conn::{Conn, Ctx, Phase};
 use crate::metrics::WorkerMetrics;
 use crate::timer::{Entry, Wheel};
-use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, Shutdown, SocketFlags};
 use std::fs::File;
@@ -204,7 +204,7 @@ impl Worker {
     }
 
     fn run(&mut self) {
-        let mut events: Vec<Event> = Vec::with_capacity(EVENTS);
+        let mut events = twelve_sys::epoll::Events::with_capacity(EVENTS);
         // One clock read per wake-up: the time after `epoll_wait` serves the whole iteration
         // and the next one's timeout computation.
         let mut now = now_ms(self.epoch);
@@ -215,23 +215,25 @@ impl Worker {
                 self.close_all();
                 return;
             }
-            let timeout = self.timeout_ms(now).map(|ms| rustix::time::Timespec {
-                tv_sec: (ms / 1000) as i64,
-                tv_nsec: ((ms % 1000) * 1_000_000) as i64,
-            });
-            events.clear();
-            match epoll::wait(
-                &self.epoll,
-                rustix::buffer::spare_capacity(&mut events),
-                timeout.as_ref(),
-            ) {
-                Ok(_) | Err(Errno::INTR) => {}
-                Err(_) => return,
+            let timeout = self
+                .timeout_ms(now)
+                .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX));
+            match twelve_sys::epoll::wait(self.epoll.as_fd(), &mut events, timeout) {
+                Ok(_) => {}
+                // A profiler or strace attaching interrupts the wait: just wait again.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Only a bug (EBADF, EINVAL) gets here; say so rather than vanish.
+                    eprintln!(
+                        "twelve-engine: worker on CPU {}: epoll_wait: {e}",
+                        self.setup.cpu
+                    );
+                    return;
+                }
             }
             now = now_ms(self.epoch);
-            for ev in &events {
-                let token = ev.data.u64();
-                let flags = ev.flags;
+            for (bits, token) in events.iter() {
+                let flags = EventFlags::from_bits_retain(bits);
                 if token == WAKE {
                     self.on_wake(now);
                 } else if token > LISTENER_BASE - self.setup.listeners.len() as u64 {
