@@ -248,23 +248,82 @@ fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
 }
 
 /// Starts twelve's server in this process: one worker pinned to `cpu`, a free loopback port,
-/// serving the TechEmpower /json message.
+/// the same TechEmpower routes `twelve serve` answers.
 fn start_server(cpu: usize) -> anyhow::Result<twelve_engine::ServerHandle> {
-    use twelve_engine::{Request, Response, Router, Server};
     let mut config = twelve_engine::Config::loopback(1);
     config.cpus = CpuList::from_cpus([cpu]);
-    let router = Router::new().get(
-        "/json",
-        |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
-            res.send(
-                200,
-                "application/json",
-                &[],
-                br#"{"message":"Hello, World!"}"#,
-            )
-        },
-    );
-    Server::new(config, router)
+    twelve_engine::Server::new(config, crate::serve::techempower_router())
         .start()
         .with_context(|| format!("starting the embedded server on CPU {cpu}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn config_of(argv: &[&str]) -> anyhow::Result<Config> {
+        let argv = std::iter::once("bench").chain(argv.iter().copied());
+        let flags = *Cli::try_parse_from(argv)?.args.flags;
+        config(&flags, &["http://127.0.0.1:9/json".to_string()])
+    }
+
+    macro_rules! flags {
+        ($name:ident, $argv:expr, |$c:ident| $check:expr) => {
+            #[test]
+            fn $name() {
+                let $c = config_of(&$argv).unwrap();
+                assert!($check, "{:?}", $c);
+            }
+        };
+    }
+
+    flags!(defaults_are_a_short_closed_run, [], |c| c.connections == 64
+        && c.stop == Stop::Duration(Duration::from_secs(5))
+        && c.warmup == Duration::from_secs(1)
+        && c.model == Model::Closed
+        && c.keep_alive
+        && c.pipeline == 1);
+    flags!(count_run_has_no_warmup, ["-n", "10k"], |c| c.stop
+        == Stop::Requests(10_000)
+        && c.warmup.is_zero());
+    flags!(close_drops_keep_alive, ["--close"], |c| !c.keep_alive);
+    flags!(
+        rate_selects_open_model,
+        ["-R", "2k", "--arrival", "poisson"],
+        |c| matches!(
+            c.model,
+            Model::Open {
+                arrival: Arrival::Poisson,
+                ..
+            }
+        ) && c.model != Model::Closed
+    );
+    flags!(headers_repeat, ["-H", "A: 1", "-H", "B: 2"], |c| c
+        .headers
+        .len()
+        == 2);
+    flags!(body_and_method, ["-m", "post", "-b", "x=1"], |c| c.method
+        == "POST"
+        && c.body == b"x=1");
+    flags!(hdr_log_sets_interval, ["--hdr-log", "/tmp/x.hlog"], |c| c
+        .hdr_interval
+        == Some(Duration::from_secs(1)));
+
+    #[test]
+    fn duration_and_count_conflict() {
+        assert!(config_of(&["-d", "1s", "-n", "5"]).is_err());
+    }
+
+    #[test]
+    fn bad_duration_names_the_flag() {
+        let err = config_of(&["-d", "soon"]).unwrap_err();
+        assert!(format!("{err:#}").contains("-d/--duration"), "{err:#}");
+    }
 }
