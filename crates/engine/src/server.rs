@@ -109,7 +109,8 @@ impl Server {
 
     /// Creates the listeners (one per worker and address, all in one `SO_REUSEPORT` group per
     /// address), starts one worker thread per CPU of `Config::cpus`, each pinned before it
-    /// allocates, and returns once every worker is ready to accept. With `Config::root`, static
+    /// allocates, and returns once every worker is ready to accept. Raises the process's soft
+    /// `RLIMIT_NOFILE` to its hard limit (best effort). With `Config::root`, static
     /// files answer `GET`/`HEAD` requests no route matched (unless the router has its own
     /// fallback).
     pub fn start(self) -> Result<ServerHandle, StartError> {
