@@ -35,7 +35,7 @@ solid #ddd}table{border-collapse:collapse;font-variant-numeric:tabular-nums}td,t
 .6em;border-bottom:1px solid #eee;text-align:right}th{background:#f4f4f4}td.k,th.k{text-align:\
 left}.fail{color:#b00}.pass{color:#070}.note{background:#fff6d6;padding:.5em 1em;border-left:4px \
 solid #e6a700}figure{margin:1em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
-code{font-size:.95em}.muted{color:#666}";
+code{font-size:.95em}.wide{overflow-x:auto}#steps{font-size:13px}.muted{color:#666}";
 
 /// Counts the plots once the page is parsed, so a headless browser's DOM dump shows that the
 /// page's script ran and the SVGs exist as elements.
@@ -92,19 +92,22 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
         let slo = self.rows.iter().any(|r| r.1.is_some());
         let _ = write!(
             h,
-            "<h2>Steps</h2>\n<table id=\"steps\"><tr><th class=\"k\">start (UTC)</th><th>{}</th>\
+            "<h2>Steps</h2>\n<div class=\"wide\"><table id=\"steps\"><tr><th>#</th><th class=\"k\">start \
+(UTC)</th><th>{}</th>\
 <th>complete</th><th>failed</th><th>req/s</th><th>min µs</th><th>mean µs</th><th>stddev µs</th>\
 <th>p50 µs</th><th>p90 µs</th><th>p95 µs</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th>\
 <th>client busy</th>{}</tr>\n",
             self.kind.label(),
             if slo { "<th>SLO</th>" } else { "" }
         );
-        for (r, pass) in &self.rows {
+        for (i, (r, pass)) in self.rows.iter().enumerate() {
             let start =
                 iso8601(UNIX_EPOCH + Duration::from_millis((r.start_unix_s * 1e3).round() as u64));
             let _ = write!(
                 h,
-                "<tr><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td>",
+                "<tr><td>{}</td><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
+<td>{:.0}</td>",
+                i + 1,
                 &start[11..23],
                 super::plot::fmt_si(r.load),
                 r.complete,
@@ -132,7 +135,7 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
             }
             h.push_str("</tr>\n");
         }
-        h.push_str("</table>\n");
+        h.push_str("</table></div>\n");
     }
 
     fn doctor_section(&self, h: &mut String) {
