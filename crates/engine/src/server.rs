@@ -160,44 +160,22 @@ impl Server {
                 source: e.into(),
             })?;
             wakers.push(wake.clone());
-            let setup = WorkerSetup {
-                cpu,
-                listeners: mine,
-                wake,
-                stop: stop.clone(),
-                ctx: Ctx {
-                    router: router.clone(),
-                    limits: config.limits,
-                    timeouts: TimeoutsMs::from(&config.timeouts),
-                    all_metrics: metrics.clone(),
-                    me: i,
-                    metrics_path: config.metrics_path.clone(),
-                    draining: false,
-                    high_water: config.write_high_water,
-                    pool: Pool::new(BUFFER_BYTES, POOLED_BUFFERS),
-                    scratch: Vec::new(),
-                },
-                max_conns: config.max_conns_per_worker.max(1),
-                drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis())
-                    .unwrap_or(u64::MAX),
-                check_steering: config.check_steering,
-                close_idle_on_drain: config.close_idle_on_drain,
+            let shared = Shared {
+                config: &config,
+                stop: &stop,
+                router: &router,
+                metrics: &metrics,
             };
-            let tx = tx.clone();
-            let t = std::thread::Builder::new()
-                .name(format!("twelve-w{cpu}"))
-                .spawn(move || {
-                    // Pin first: every allocation of the worker then happens on its CPU.
-                    if let Err(e) = twelve_sys::cpus::pin_current_thread(cpu) {
-                        let _ = tx.send((cpu, Err(e)));
-                        return;
-                    }
-                    epoll::run(setup, |r| {
-                        let _ = tx.send((cpu, r));
-                    });
-                })
-                .map_err(|e| StartError::Worker { cpu, source: e })?;
-            threads.push(t);
+            let setup = shared.worker(i, cpu, mine, wake);
+            match spawn_worker(setup, tx.clone()) {
+                Ok(t) => threads.push(t),
+                Err(source) => {
+                    // Stop the workers already started before reporting.
+                    stop_workers(&stop, &wakers);
+                    threads.into_iter().for_each(|t| drop(t.join()));
+                    return Err(StartError::Worker { cpu, source });
+                }
+            }
         }
         drop(tx);
         let handle = ServerHandle {
@@ -208,19 +186,99 @@ impl Server {
             stop,
             metrics,
         };
+        let mut ready = Vec::new();
         for _ in 0..handle.threads.len() {
-            match rx.recv() {
-                Ok((_, Ok(()))) => {}
-                Ok((cpu, Err(source))) => {
-                    handle.shutdown();
-                    handle.join();
-                    return Err(StartError::Worker { cpu, source });
+            let (cpu, source) = match rx.recv() {
+                Ok((cpu, Ok(()))) => {
+                    ready.push(cpu);
+                    continue;
                 }
-                Err(_) => break,
-            }
+                Ok((cpu, Err(source))) => (cpu, source),
+                // Every sender is gone: a worker died (panicked) before reporting.
+                Err(_) => {
+                    let cpu = handle.cpus.iter().copied().find(|c| !ready.contains(c));
+                    let source = std::io::Error::other("worker exited while starting");
+                    (cpu.unwrap_or(0), source)
+                }
+            };
+            handle.shutdown();
+            handle.join();
+            return Err(StartError::Worker { cpu, source });
         }
         Ok(handle)
     }
+}
+
+/// Sets the stop flag and wakes every worker through its eventfd.
+fn stop_workers(stop: &AtomicBool, wakers: &[Arc<OwnedFd>]) {
+    // Release pairs with the worker's Acquire load after the eventfd wake-up.
+    stop.store(true, Ordering::Release);
+    for w in wakers {
+        let _ = rustix::io::write(&**w, &1u64.to_ne_bytes());
+    }
+}
+
+/// What every worker's setup is made from.
+struct Shared<'a> {
+    config: &'a Config,
+    stop: &'a Arc<AtomicBool>,
+    router: &'a Arc<Router>,
+    metrics: &'a Arc<Vec<(usize, WorkerMetrics)>>,
+}
+
+impl Shared<'_> {
+    /// Worker `i`'s setup. Allocates nothing on the heap: the worker does that once pinned.
+    fn worker(
+        &self,
+        i: usize,
+        cpu: usize,
+        listeners: Vec<OwnedFd>,
+        wake: Arc<OwnedFd>,
+    ) -> WorkerSetup {
+        let config = self.config;
+        WorkerSetup {
+            cpu,
+            listeners,
+            wake,
+            stop: self.stop.clone(),
+            ctx: Ctx {
+                router: self.router.clone(),
+                limits: config.limits,
+                timeouts: TimeoutsMs::from(&config.timeouts),
+                all_metrics: self.metrics.clone(),
+                me: i,
+                metrics_path: config.metrics_path.clone(),
+                draining: false,
+                high_water: config.write_high_water,
+                pool: Pool::new(BUFFER_BYTES, POOLED_BUFFERS),
+                scratch: Vec::new(),
+            },
+            max_conns: config.max_conns_per_worker.max(1),
+            drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis()).unwrap_or(u64::MAX),
+            check_steering: config.check_steering,
+            close_idle_on_drain: config.close_idle_on_drain,
+        }
+    }
+}
+
+/// Starts a worker thread: it pins itself, then reports readiness (or the failure) on `tx`.
+fn spawn_worker(
+    setup: WorkerSetup,
+    tx: std::sync::mpsc::Sender<(usize, std::io::Result<()>)>,
+) -> std::io::Result<JoinHandle<()>> {
+    let cpu = setup.cpu;
+    std::thread::Builder::new()
+        .name(format!("twelve-w{cpu}"))
+        .spawn(move || {
+            // Pin first: every allocation of the worker then happens on its CPU.
+            if let Err(e) = twelve_sys::cpus::pin_current_thread(cpu) {
+                let _ = tx.send((cpu, Err(e)));
+                return;
+            }
+            epoll::run(setup, |r| {
+                let _ = tx.send((cpu, r));
+            });
+        })
 }
 
 /// Listeners per worker: `result[i]` holds worker *i*'s listener on each address.
@@ -293,11 +351,7 @@ impl ServerHandle {
     /// in flight with `Connection: close`, close idle connections, and exit when none is left
     /// or `Config::drain_timeout` has passed. Calling it again does nothing more.
     pub fn shutdown(&self) {
-        // Release pairs with the worker's Acquire load after the eventfd wake-up.
-        self.stop.store(true, Ordering::Release);
-        for w in &self.wakers {
-            let _ = rustix::io::write(&**w, &1u64.to_ne_bytes());
-        }
+        stop_workers(&self.stop, &self.wakers);
     }
 
     /// Waits for every worker to exit (after [`ServerHandle::shutdown`], or forever).

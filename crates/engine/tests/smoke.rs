@@ -261,3 +261,34 @@ fn drain_can_keep_idle_connections_for_one_last_request() {
     assert_closed(&mut idle);
     server.join();
 }
+
+#[test]
+fn start_errors_say_what_failed() {
+    let offline = Config {
+        cpus: twelve_sys::CpuList::from_cpus([4000]),
+        ..Config::loopback(1)
+    };
+    let err = Server::new(offline, router()).start().unwrap_err();
+    assert!(
+        matches!(err, twelve_engine::StartError::Worker { cpu: 4000, .. }),
+        "{err}"
+    );
+    let taken = Config {
+        listen: vec!["192.0.2.1:80".parse().unwrap()],
+        ..Config::loopback(1)
+    };
+    let err = Server::new(taken, router()).start().unwrap_err();
+    assert!(
+        matches!(err, twelve_engine::StartError::Listen { .. }),
+        "{err}"
+    );
+    let nothing = Config {
+        listen: Vec::new(),
+        ..Config::loopback(1)
+    };
+    let err = Server::new(nothing, router()).start().unwrap_err();
+    assert!(
+        matches!(err, twelve_engine::StartError::NoListenAddress),
+        "{err}"
+    );
+}

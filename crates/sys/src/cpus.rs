@@ -177,6 +177,16 @@ pub fn online() -> CpuList {
 /// Workers call this before they allocate anything, so their memory is first touched on the
 /// CPU (and NUMA node) that will use it.
 pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
+    if cpu >= rustix::thread::CpuSet::MAX_CPU {
+        // rustix's fixed-size set (glibc's CPU_SETSIZE, 1024) would panic on a larger index.
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "CPU {cpu} is beyond the {} CPUs an affinity set holds",
+                rustix::thread::CpuSet::MAX_CPU
+            ),
+        ));
+    }
     let mut set = rustix::thread::CpuSet::new();
     set.set(cpu);
     rustix::thread::sched_setaffinity(None, &set).map_err(std::io::Error::from)
@@ -228,6 +238,11 @@ mod tests {
             l.without(&CpuList::parse("1,3").unwrap()).as_slice(),
             &[0, 2]
         );
+    }
+
+    #[test]
+    fn pinning_to_a_cpu_beyond_the_set_is_an_error() {
+        assert!(pin_current_thread(4000).is_err());
     }
 
     #[test]
