@@ -256,6 +256,12 @@ fn measure(
             (false, true) => "pass",
             (false, false) => "FAIL",
         };
+        // A step whose client worker was ≥ 90% busy measured the client, not the server.
+        let bound = if s.run.client_bound() {
+            "  CLIENT-BOUND"
+        } else {
+            ""
+        };
         let drain = if d.drained {
             format!("{:.1}s", d.waited.as_secs_f64())
         } else {
@@ -267,7 +273,7 @@ fn measure(
         };
         let _ = writeln!(
             out,
-            "{n:>3} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>4.0}% {:>5}  {drain}",
+            "{n:>3} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>4.0}% {:>5}  {drain}{bound}",
             plot::fmt_si(s.load),
             r.rps,
             r.p50_us,

@@ -262,3 +262,15 @@ fn html_page_is_self_contained() {
     assert!(html.contains("p99&lt;2ms"));
     assert_eq!(html.matches("<td class=\"fail\">").count(), 1);
 }
+
+#[test]
+fn wide_plans_get_a_log_load_axis() {
+    let wide = [common::step(1.0, 100), common::step(64.0, 200)];
+    let narrow = common::steps(); // 10..40: a factor of 4
+    let desc = |steps: &[twelve_report::visual::Step]| {
+        let plots = plot::sweep_plots(LoadKind::Concurrency, steps).unwrap();
+        parse_svg(&plots[0].2).1
+    };
+    assert!(desc(&wide).contains("connections (log)"));
+    assert!(!desc(&narrow).contains("(log)"));
+}

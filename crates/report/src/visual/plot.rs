@@ -79,6 +79,32 @@ macro_rules! draw {
     }};
 }
 
+/// [`draw!`] with load on the x axis: logarithmic when the plan spans a factor of 16 or more
+/// (a `1..64*2` plan would otherwise crowd its first steps into the left edge).
+macro_rules! draw_load {
+    ($title:expr, $kind:expr, $ydesc:expr, $yr:expr, $lines:expr, $legend:expr) => {{
+        let xs = || $lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+        let lo = xs().fold(f64::INFINITY, f64::min);
+        let hi = xs().fold(f64::NEG_INFINITY, f64::max);
+        if lo > 0.0 && hi / lo >= 16.0 {
+            let (x0, x1) = span(xs(), true);
+            let desc = format!("{} (log)", $kind.axis());
+            draw!(
+                $title,
+                desc,
+                $ydesc,
+                (x0..x1).log_scale(),
+                $yr,
+                $lines,
+                $legend
+            )
+        } else {
+            let (x0, x1) = span(xs(), false);
+            draw!($title, $kind.axis(), $ydesc, x0..x1, $yr, $lines, $legend)
+        }
+    }};
+}
+
 /// Width and height of every plot, px.
 pub const SIZE: (u32, u32) = (900, 520);
 
@@ -188,19 +214,14 @@ pub fn throughput(kind: LoadKind, rows: &[StepRow]) -> Result<String, PlotError>
             points: rows.iter().map(|r| (r.load, r.load)).collect(),
         });
     }
-    let (x0, x1) = span(
-        lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
-        false,
-    );
     let (_, y1) = span(
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
         false,
     );
-    draw!(
+    draw_load!(
         "Throughput",
-        kind.axis(),
+        kind,
         "responses per second",
-        x0..x1,
         0.0..y1 * 1.08,
         &lines,
         SeriesLabelPosition::UpperLeft
@@ -226,19 +247,14 @@ pub fn latency(kind: LoadKind, rows: &[StepRow]) -> Result<String, PlotError> {
             points: rows.iter().map(|r| (r.load, f(r).max(0.001))).collect(),
         })
         .collect();
-    let (x0, x1) = span(
-        lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
-        false,
-    );
     let (y0, y1) = span(
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
         true,
     );
-    draw!(
+    draw_load!(
         "Latency (corrected)",
-        kind.axis(),
+        kind,
         "latency (µs, log)",
-        x0..x1,
         (y0..y1).log_scale(),
         &lines,
         SeriesLabelPosition::UpperLeft
@@ -332,19 +348,14 @@ pub fn errors(kind: LoadKind, steps: &[&Step]) -> Result<String, PlotError> {
             points: merged.iter().map(|(x, _)| (*x, 0.0)).collect(),
         });
     }
-    let (x0, x1) = span(
-        lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
-        false,
-    );
     let (_, y1) = span(
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
         false,
     );
-    draw!(
+    draw_load!(
         "Errors",
-        kind.axis(),
+        kind,
         "failed requests",
-        x0..x1,
         0.0..(y1 * 1.1).max(1.0),
         &lines,
         SeriesLabelPosition::UpperRight
