@@ -578,7 +578,12 @@ fn dispatch(
         MetricsSnapshot::collect(&workers).write_prometheus(&mut text);
         res.send(200, "text/plain; version=0.0.4", &[], text.as_bytes());
     } else {
-        ctx.router.dispatch(req, body, &mut res);
+        // A panicking handler costs its request (500, then close), not the worker and every
+        // connection it holds. Free when nothing panics; moot under `panic = "abort"`.
+        let router = &ctx.router;
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            router.dispatch(req, body, &mut res)
+        }));
     }
     if res.status().is_none() {
         res.close();

@@ -465,3 +465,17 @@ fn a_connection_stays_small() {
     eprintln!("Conn is {size} bytes");
     assert!(size <= 128, "Conn grew to {size} bytes");
 }
+
+#[test]
+fn a_panicking_handler_gets_500_and_close_and_the_worker_lives() {
+    let router = Router::new().get(
+        "/",
+        |_: &Request<'_, '_>, _: &[u8], _: &mut Response<'_>| {
+            panic!("handler bug (expected by this test)")
+        },
+    );
+    let (mut c, mut x) = (Conn::new(0), ctx_with(Limits::default(), router));
+    let out = feed(&mut c, &mut x, GET.as_bytes(), 0);
+    assert_eq!(statuses(&out), [500]);
+    assert_eq!(c.next(), Next::ShutdownWrite);
+}
