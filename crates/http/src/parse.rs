@@ -39,6 +39,7 @@ pub fn parse_request<'h, 'b>(
     let Some(line) = s.request_line()? else {
         return Ok(Status::Partial);
     };
+    let fields_start = s.pos;
     let mut count = 0;
     while let Some(header) = s.field_line()? {
         if count == headers.len() || count == limits.headers {
@@ -50,13 +51,14 @@ pub fn parse_request<'h, 'b>(
     if !s.done {
         return Ok(Status::Partial);
     }
+    let target = name_fields(buf, s.pos, fields_start, line.target, &mut headers[..count])?;
     let headers: &'h [Header<'b>] = headers;
     let headers = &headers[..count];
-    let form = target::split(line.method, line.target)?;
+    let form = target::split(line.method, target)?;
     let f = fields::interpret(headers, line.version, limits)?;
     Ok(Status::Complete(Request {
         method: line.method,
-        target: line.target,
+        target,
         path: form.path,
         query: form.query,
         version: line.version,
@@ -69,10 +71,42 @@ pub fn parse_request<'h, 'b>(
     }))
 }
 
+/// Turns the scanned bytes into `&str`s: the target and each field's name. The scanner stored
+/// each field as `name: ""` and `value: <the bytes after the colon, untrimmed>`; as field lines
+/// are contiguous, each name runs from the end of the previous line to the colon before its
+/// value, so no byte is scanned twice. Names and the target are ASCII (tchar and RFC 3986
+/// bytes), so one UTF-8 check of the whole head (the fast path when no value has obs-text)
+/// replaces one `from_utf8` call per name, which cost a fifth of the parse in the benchmark.
+fn name_fields<'b>(
+    buf: &'b [u8],
+    head_len: usize,
+    fields_start: usize,
+    target: &'b [u8],
+    headers: &mut [Header<'b>],
+) -> Result<&'b str, ParseError> {
+    let offset = |part: &[u8]| part.as_ptr() as usize - buf.as_ptr() as usize;
+    let head = std::str::from_utf8(&buf[..head_len]).ok();
+    let as_str = |range: std::ops::Range<usize>| -> Option<&'b str> {
+        match head {
+            Some(head) => head.get(range),
+            None => std::str::from_utf8(buf.get(range)?).ok(),
+        }
+    };
+    let mut line_start = fields_start;
+    for h in headers {
+        let value_start = offset(h.value);
+        let name = line_start..value_start.saturating_sub(1);
+        h.name = as_str(name).ok_or(ParseError::InvalidHeaderName)?;
+        line_start = value_start + h.value.len() + 2;
+        h.value = crate::scan::trim_ows(h.value);
+    }
+    as_str(offset(target)..offset(target) + target.len()).ok_or(ParseError::InvalidTarget)
+}
+
 /// The request-line's parts.
 struct Line<'b> {
     method: Method,
-    target: &'b str,
+    target: &'b [u8],
     version: Version,
 }
 
@@ -205,11 +239,10 @@ impl<'b> Scanner<'b, '_> {
             return Err(ParseError::RequestLineTooLong);
         }
         let method = Method::from_bytes(method_token).ok_or(ParseError::UnknownMethod)?;
-        let target = std::str::from_utf8(target_bytes).map_err(|_| ParseError::InvalidTarget)?;
         self.pos = end + 2;
         Ok(Some(Line {
             method,
-            target,
+            target: target_bytes,
             version,
         }))
     }
@@ -274,12 +307,11 @@ impl<'b> Scanner<'b, '_> {
             // NUL, DEL and the other CTLs (RFC 9110 §5.5: MUST reject NUL).
             _ => return Err(ParseError::InvalidHeaderValue),
         }
-        let name = std::str::from_utf8(&buf[line_start..name_end])
-            .map_err(|_| ParseError::InvalidHeaderName)?;
         self.pos = value_end + 2;
+        // The name becomes a `&str` once the whole head is known (see `name_fields`).
         Ok(Some(Header {
-            name,
-            value: crate::scan::trim_ows(&buf[name_end + 1..value_end]),
+            name: "",
+            value: &buf[name_end + 1..value_end],
         }))
     }
 }

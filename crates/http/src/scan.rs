@@ -82,23 +82,23 @@ pub(crate) fn is_reg_name(b: u8) -> bool {
 }
 
 /// The index of the first byte at or after `i` that is not a field-value byte (HTAB, SP, VCHAR,
-/// obs-text): the CR that ends the line, or an invalid byte. Eight bytes at a time while no
+/// obs-text): the CR that ends the line, or an invalid byte. Sixteen bytes at a time while no
 /// byte of the word is below 0x20 or equal to 0x7F (SWAR, "determine if a word has a byte
 /// less than n" from <https://graphics.stanford.edu/~seander/bithacks.html#HasLessInWord>),
 /// then byte by byte through the table. Values are most of a head's bytes.
 #[inline]
 pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    while let Some(&word) = buf.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
-        let x = u64::from_le_bytes(word);
+    const LO: u128 = u128::from_le_bytes([1; 16]);
+    const HI: u128 = u128::from_le_bytes([0x80; 16]);
+    while let Some(&word) = buf.get(i..).and_then(|rest| rest.first_chunk::<16>()) {
+        let x = u128::from_le_bytes(word);
         let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
         let del = x ^ (LO * 0x7f);
         let has_del = del.wrapping_sub(LO) & !del & HI;
         if below_space | has_del != 0 {
             break;
         }
-        i += 8;
+        i += 16;
     }
     while i < buf.len() && is_value(buf[i]) {
         i += 1;
@@ -197,8 +197,8 @@ mod tests {
     #[test]
     fn skip_value_stops_at_every_invalid_byte_in_every_position() {
         for b in 0..=255u8 {
-            for at in 0..20 {
-                let mut buf = [b'a'; 24];
+            for at in 0..36 {
+                let mut buf = [b'a'; 40];
                 buf[at] = b;
                 let naive = (0..buf.len())
                     .find(|&k| !is_value(buf[k]))
