@@ -472,23 +472,11 @@ fn create(p: &Path, flag: &str) -> anyhow::Result<std::fs::File> {
 }
 
 /// Starts twelve's server in this process: one worker pinned to `cpu`, a free loopback port,
-/// the TechEmpower /json message. (The same server `twelve bench` embeds.)
+/// `twelve serve`'s TechEmpower routes (the server `twelve bench` embeds).
 fn start_server(cpu: usize) -> anyhow::Result<twelve_engine::ServerHandle> {
-    use twelve_engine::{Request, Response, Router, Server};
     let mut config = twelve_engine::Config::loopback(1);
     config.cpus = CpuList::from_cpus([cpu]);
-    let router = Router::new().get(
-        "/json",
-        |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
-            res.send(
-                200,
-                "application/json",
-                &[],
-                br#"{"message":"Hello, World!"}"#,
-            )
-        },
-    );
-    Server::new(config, router)
+    twelve_engine::Server::new(config, crate::serve::techempower_router())
         .start()
         .with_context(|| format!("starting the embedded server on CPU {cpu}"))
 }
