@@ -144,7 +144,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // atomics, so the measuring threads pay nothing for it.
     let live = std::io::stderr().is_terminal();
     let mut last = (Duration::ZERO, 0u64);
-    let outcome = twelve_load::run(&config, |p| {
+    // Ctrl-C ends the run early and still prints the report (as wrk does).
+    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt.clone())
+        .context("installing the SIGINT handler")?;
+    let outcome = twelve_load::run_until(&config, &interrupt, |p| {
         if live {
             let phase = if p.measuring { "" } else { " (warm-up)" };
             let dt = (p.elapsed - last.0).as_secs_f64();

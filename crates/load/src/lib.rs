@@ -9,11 +9,11 @@ mod conn;
 pub mod request;
 pub mod run;
 pub mod schedule;
-pub mod sweep;
 pub mod sim;
+pub mod sweep;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};
 pub use config::{Arrival, Config, ConfigError, Model, Stop, Target, parse_duration, parse_rate};
-pub use run::{LoadError, Outcome, Progress, run};
+pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;

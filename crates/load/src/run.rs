@@ -65,6 +65,16 @@ impl std::error::Error for LoadError {
 
 /// Runs the load described by `config`, calling `tick` about once a second with progress.
 pub fn run(config: &Config, tick: impl FnMut(&Progress)) -> Result<Outcome, LoadError> {
+    run_until(config, &AtomicBool::new(false), tick)
+}
+
+/// Like [`run`], but ends early (with a full report of what was measured) once `interrupt`
+/// is set, e.g. by a SIGINT handler.
+pub fn run_until(
+    config: &Config,
+    interrupt: &AtomicBool,
+    tick: impl FnMut(&Progress),
+) -> Result<Outcome, LoadError> {
     config.validate().map_err(LoadError::Config)?;
     if matches!(config.stop, Stop::Requests(_)) && !config.warmup.is_zero() {
         return Err(LoadError::Config(ConfigError(
@@ -140,7 +150,7 @@ pub fn run(config: &Config, tick: impl FnMut(&Progress)) -> Result<Outcome, Load
             handles.push(handle);
         }
         drop(tx);
-        watch(&shared, tick);
+        watch(&shared, interrupt, tick);
         let mut out = Vec::new();
         let mut first_err = None;
         for h in handles {
@@ -186,10 +196,14 @@ pub fn run(config: &Config, tick: impl FnMut(&Progress)) -> Result<Outcome, Load
 }
 
 /// Samples progress until every worker is done.
-fn watch<C: Clock>(s: &Shared<C>, mut tick: impl FnMut(&Progress)) {
+fn watch<C: Clock>(s: &Shared<C>, interrupt: &AtomicBool, mut tick: impl FnMut(&Progress)) {
     let mut next = Duration::from_secs(1);
     loop {
         std::thread::sleep(Duration::from_millis(50));
+        if interrupt.load(Ordering::Relaxed) {
+            // Relaxed: workers poll the flag every loop turn; nothing else hangs on it.
+            s.stop.store(true, Ordering::Relaxed);
+        }
         if s.progress.iter().all(|p| p.done.load(Ordering::Acquire)) {
             return;
         }
