@@ -4,7 +4,7 @@
 //! from ROOT when given; one pinned worker per online CPU. Stop it with Ctrl-C (the default
 //! SIGINT action; `twelve serve` drains gracefully instead).
 
-use twelve_engine::{Config, Request, Response, Router, Server};
+use twelve_engine::{Config, Router, Server};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -15,22 +15,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..Config::default()
     };
     let router = Router::new()
-        .get(
-            "/hello",
-            |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
-                res.send(200, "text/plain", &[], b"Hello, World!\n")
-            },
-        )
-        .post(
-            "/echo",
-            |req: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>| {
-                let ctype = req
-                    .header("content-type")
-                    .and_then(|v| std::str::from_utf8(v).ok())
-                    .unwrap_or("application/octet-stream");
-                res.send(200, ctype, &[], body)
-            },
-        );
+        .get("/hello", |_req, _body, res| {
+            res.send(200, "text/plain", &[], b"Hello, World!\n")
+        })
+        .post("/echo", |req, body, res| {
+            let ctype = req
+                .header("content-type")
+                .and_then(|v| std::str::from_utf8(v).ok())
+                .unwrap_or("application/octet-stream");
+            res.send(200, ctype, &[], body)
+        });
     let handle = Server::new(config, router).start()?;
     for addr in handle.local_addrs() {
         println!(

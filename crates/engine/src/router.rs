@@ -35,13 +35,12 @@ struct Route {
 /// part of the match). Shared by every worker (immutable once the server starts).
 ///
 /// ```
-/// use twelve_engine::{Router, Response};
-/// use twelve_http::{Method, Request};
+/// use twelve_engine::{Method, Router};
 /// let router = Router::new()
-///     .get("/plaintext", |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
+///     .get("/plaintext", |_req, _body, res| {
 ///         res.send(200, "text/plain", &[], b"Hello, World!")
 ///     })
-///     .route(Method::Post, "/echo", |_: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>| {
+///     .route(Method::Post, "/echo", |_req, body, res| {
 ///         res.send(200, "application/octet-stream", &[], body)
 ///     });
 /// # let _ = router;
@@ -74,7 +73,18 @@ impl Router {
 
     /// Adds `handler` for `method` on exactly `path`. A `GET` route also answers `HEAD` (the
     /// engine writes only the head), unless a `HEAD` route is added for the same path.
-    pub fn route(mut self, method: Method, path: &str, handler: impl Handler) -> Self {
+    ///
+    /// Takes a closure, whose argument types Rust then infers (`|req, body, res| ...`); use
+    /// [`Router::route_with`] for a type implementing [`Handler`].
+    pub fn route<F>(self, method: Method, path: &str, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8], &mut Response<'_>) + Send + Sync + 'static,
+    {
+        self.route_with(method, path, handler)
+    }
+
+    /// [`Router::route`] for any [`Handler`].
+    pub fn route_with(mut self, method: Method, path: &str, handler: impl Handler) -> Self {
         let i = match self.routes.iter().position(|r| r.path == path) {
             Some(i) => i,
             None => {
@@ -99,17 +109,31 @@ impl Router {
     }
 
     /// Adds a `GET` (and `HEAD`) route.
-    pub fn get(self, path: &str, handler: impl Handler) -> Self {
+    pub fn get<F>(self, path: &str, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8], &mut Response<'_>) + Send + Sync + 'static,
+    {
         self.route(Method::Get, path, handler)
     }
 
     /// Adds a `POST` route.
-    pub fn post(self, path: &str, handler: impl Handler) -> Self {
+    pub fn post<F>(self, path: &str, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8], &mut Response<'_>) + Send + Sync + 'static,
+    {
         self.route(Method::Post, path, handler)
     }
 
     /// Answers requests no route's path matched (instead of 404): static files, for one.
-    pub fn fallback(mut self, handler: impl Handler) -> Self {
+    pub fn fallback<F>(self, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8], &mut Response<'_>) + Send + Sync + 'static,
+    {
+        self.fallback_with(handler)
+    }
+
+    /// [`Router::fallback`] for any [`Handler`].
+    pub fn fallback_with(mut self, handler: impl Handler) -> Self {
         self.fallback = Some(Box::new(handler));
         self
     }

@@ -133,7 +133,7 @@ impl Server {
                     source,
                 })?;
             if !router.has_fallback() {
-                router = router.fallback(crate::files_route::FilesHandler(files));
+                router = router.fallback_with(crate::files_route::FilesHandler(files));
             }
         }
         // More descriptors than the default 1024 are needed for any real load; best effort.
