@@ -66,6 +66,9 @@ pub(crate) struct Worker<'s, C: Clock> {
     next_sec_ns: u64,
     cpu_start_ns: u64,
     requests_all: u64,
+    /// Last successful connect or response: a count-bounded run with no progress for long
+    /// gives up instead of retrying a dead server forever.
+    last_progress_ns: u64,
     errors_all: u64,
 }
 
@@ -118,6 +121,7 @@ impl<'s, C: Clock> Worker<'s, C> {
             next_sec_ns: 0,
             cpu_start_ns: 0,
             requests_all: 0,
+            last_progress_ns: s.clock.now_ns(),
             errors_all: 0,
         })
     }
@@ -136,7 +140,11 @@ impl<'s, C: Clock> Worker<'s, C> {
             if !self.measuring && now >= self.s.measure_start_ns {
                 self.start_measuring(now);
             }
-            if now >= self.s.end_ns || self.s.stop.load(Ordering::Relaxed) || self.finished() {
+            if now >= self.s.end_ns
+                || self.s.stop.load(Ordering::Relaxed)
+                || self.finished()
+                || self.stalled(now)
+            {
                 end_measure = now;
                 break;
             }
@@ -182,6 +190,17 @@ impl<'s, C: Clock> Worker<'s, C> {
                 .conns
                 .iter()
                 .all(|c| c.inflight.is_empty() && c.reserved == 0)
+    }
+
+    /// A `-n` run with no connection open that has neither connected nor been answered for
+    /// twice the longer timeout would otherwise retry a dead server forever; a timed run just
+    /// runs out its time, and an open connection is bounded by the request timeout.
+    fn stalled(&self, now: u64) -> bool {
+        let cfg = &self.s.config;
+        let limit = 2 * cfg.timeout.max(cfg.connect_timeout).as_nanos() as u64;
+        matches!(cfg.stop, Stop::Requests(_))
+            && self.open_now == 0
+            && now.saturating_sub(self.last_progress_ns) > limit
     }
 
     fn wait_ns(&self, now: u64, next_hk: u64) -> u64 {
@@ -427,6 +446,7 @@ impl<'s, C: Clock> Worker<'s, C> {
             return;
         }
         self.res.conns.established += 1;
+        self.last_progress_ns = now;
         if self.conns[i].ever_open {
             self.res.conns.reconnects += 1;
         }
@@ -657,6 +677,7 @@ impl<'s, C: Clock> Worker<'s, C> {
             return false;
         };
         self.requests_all += 1;
+        self.last_progress_ns = now;
         if self.measuring {
             let rec = match &mut self.interval {
                 Some((r, _, _)) => r,

@@ -260,3 +260,18 @@ fn unanswered_connects_count_connect_timeouts() {
     assert!(!r.concurrency_reached());
     drop(fd);
 }
+
+#[test]
+fn count_run_against_a_dead_port_gives_up() {
+    // Regression: a -n run whose connects are all refused used to retry forever.
+    let addr = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let mut c = config(addr, Stop::Requests(100));
+    c.timeout = Duration::from_millis(100);
+    c.connect_timeout = Duration::from_millis(100);
+    let r = run(&c);
+    assert_eq!(r.requests(), 0);
+    assert!(r.merged_errors().connect_refused >= 4);
+}
