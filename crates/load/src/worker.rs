@@ -2,6 +2,11 @@
 //! pre-built request windows, parses every response, and records latency and errors in its
 //! own histograms and counters; nothing is shared with other workers but the schedule (or
 //! budget), the stop flag and a progress slot.
+//!
+//! Measured cost (strace -c, `-t1 -c64 -n 50000` against `twelve serve` on loopback): exactly
+//! one `sendto` and one `recvfrom` per request and one `epoll_pwait2` per ~38 requests; no
+//! `epoll_ctl` after connect (wrk re-arms EPOLLOUT around every write). User space is ~7% of
+//! the client's CPU in `perf record`; the rest is the kernel's TCP path.
 use crate::clock::Clock;
 use crate::config::{Config, Model, Stop};
 use crate::conn::{Conn, Pending, Phase};
