@@ -8,7 +8,8 @@ use crate::scan::{is_tchar, is_valid_authority, trim_ows};
 
 /// What the head's fields say about the message.
 pub(crate) struct Fields<'b> {
-    pub(crate) host: Option<&'b str>,
+    /// The Host value, validated (ASCII); made a `&str` with the head's other text.
+    pub(crate) host: Option<&'b [u8]>,
     pub(crate) framing: BodyFraming,
     pub(crate) keep_alive: bool,
     pub(crate) expect_continue: bool,
@@ -29,7 +30,7 @@ pub(crate) fn interpret<'b>(
     version: Version,
     limits: &Limits,
 ) -> Result<Fields<'b>, ParseError> {
-    let mut host: Option<&'b str> = None;
+    let mut host: Option<&'b [u8]> = None;
     let mut length: Option<u64> = None;
     let mut te = Codings::default();
     let mut close = false;
@@ -39,11 +40,15 @@ pub(crate) fn interpret<'b>(
         // Dispatch on the length first: most fields are none of these five.
         let name = h.name;
         match name.len() {
+            // `Host = uri-host [ ":" port ]` (RFC 9110 §7.2).
             4 if name.eq_ignore_ascii_case("host") => {
                 if host.is_some() {
                     return Err(ParseError::DuplicateHost);
                 }
-                host = Some(parse_host(h.value)?);
+                if !is_valid_authority(h.value, true) {
+                    return Err(ParseError::InvalidHost);
+                }
+                host = Some(h.value);
             }
             6 if name.eq_ignore_ascii_case("expect") => {
                 // The only expectation defined; others are ignored (417 is optional, §10.1.1).
@@ -104,14 +109,6 @@ pub(crate) fn interpret<'b>(
         keep_alive: !close && (version == Version::Http11 || keep_alive),
         expect_continue: expect_continue && version == Version::Http11,
     })
-}
-
-/// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2).
-fn parse_host(value: &[u8]) -> Result<&str, ParseError> {
-    if !is_valid_authority(value, true) {
-        return Err(ParseError::InvalidHost);
-    }
-    std::str::from_utf8(value).map_err(|_| ParseError::InvalidHost)
 }
 
 /// `Content-Length = 1*DIGIT` (RFC 9110 §8.6): no sign, no hex, no space, no empty value;

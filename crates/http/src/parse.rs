@@ -51,7 +51,9 @@ pub fn parse_request<'h, 'b>(
     if !s.done {
         return Ok(Status::Partial);
     }
-    let target = name_fields(buf, s.pos, fields_start, line.target, &mut headers[..count])?;
+    let text = Text::new(buf, s.pos);
+    text.name_fields(fields_start, &mut headers[..count])?;
+    let target = text.of(line.target).ok_or(ParseError::InvalidTarget)?;
     let headers: &'h [Header<'b>] = headers;
     let headers = &headers[..count];
     let form = target::split(line.method, target)?;
@@ -63,7 +65,11 @@ pub fn parse_request<'h, 'b>(
         query: form.query,
         version: line.version,
         headers,
-        host: form.authority.or(f.host),
+        host: match (form.authority, f.host) {
+            (Some(authority), _) => Some(authority),
+            (None, Some(host)) => Some(text.of(host).ok_or(ParseError::InvalidHost)?),
+            (None, None) => None,
+        },
         framing: f.framing,
         keep_alive: f.keep_alive,
         expect_continue: f.expect_continue,
@@ -71,36 +77,58 @@ pub fn parse_request<'h, 'b>(
     }))
 }
 
-/// Turns the scanned bytes into `&str`s: the target and each field's name. The scanner stored
-/// each field as `name: ""` and `value: <the bytes after the colon, untrimmed>`; as field lines
-/// are contiguous, each name runs from the end of the previous line to the colon before its
-/// value, so no byte is scanned twice. Names and the target are ASCII (tchar and RFC 3986
-/// bytes), so one UTF-8 check of the whole head (the fast path when no value has obs-text)
-/// replaces one `from_utf8` call per name, which cost a fifth of the parse in the benchmark.
-fn name_fields<'b>(
+/// Makes `&str`s of the head's ASCII parts (the target, field names, Host). They were
+/// validated byte by byte, so one UTF-8 check of the whole head (the fast path when no value
+/// carries obs-text) replaces one `from_utf8` call per part, which cost a fifth of the parse
+/// in the benchmark; a head with non-UTF-8 obs-text falls back to checking each part.
+struct Text<'b> {
     buf: &'b [u8],
-    head_len: usize,
-    fields_start: usize,
-    target: &'b [u8],
-    headers: &mut [Header<'b>],
-) -> Result<&'b str, ParseError> {
-    let offset = |part: &[u8]| part.as_ptr() as usize - buf.as_ptr() as usize;
-    let head = std::str::from_utf8(&buf[..head_len]).ok();
-    let as_str = |range: std::ops::Range<usize>| -> Option<&'b str> {
-        match head {
-            Some(head) => head.get(range),
-            None => std::str::from_utf8(buf.get(range)?).ok(),
+    head: Option<&'b str>,
+}
+
+impl<'b> Text<'b> {
+    fn new(buf: &'b [u8], head_len: usize) -> Self {
+        Text {
+            buf,
+            head: std::str::from_utf8(&buf[..head_len]).ok(),
         }
-    };
-    let mut line_start = fields_start;
-    for h in headers {
-        let value_start = offset(h.value);
-        let name = line_start..value_start.saturating_sub(1);
-        h.name = as_str(name).ok_or(ParseError::InvalidHeaderName)?;
-        line_start = value_start + h.value.len() + 2;
-        h.value = crate::scan::trim_ows(h.value);
     }
-    as_str(offset(target)..offset(target) + target.len()).ok_or(ParseError::InvalidTarget)
+
+    fn offset(&self, part: &[u8]) -> usize {
+        part.as_ptr() as usize - self.buf.as_ptr() as usize
+    }
+
+    fn range(&self, range: std::ops::Range<usize>) -> Option<&'b str> {
+        match self.head {
+            Some(head) => head.get(range),
+            None => std::str::from_utf8(self.buf.get(range)?).ok(),
+        }
+    }
+
+    /// `part` must be a slice of the head.
+    fn of(&self, part: &'b [u8]) -> Option<&'b str> {
+        let start = self.offset(part);
+        self.range(start..start + part.len())
+    }
+
+    /// Names the fields. The scanner stored each as `name: ""` and `value: <the bytes after
+    /// the colon, untrimmed>`; field lines are contiguous, so each name runs from the end of
+    /// the previous line to the colon before its value, and no byte is scanned twice.
+    fn name_fields(
+        &self,
+        fields_start: usize,
+        headers: &mut [Header<'b>],
+    ) -> Result<(), ParseError> {
+        let mut line_start = fields_start;
+        for h in headers {
+            let value_start = self.offset(h.value);
+            let name = line_start..value_start.saturating_sub(1);
+            h.name = self.range(name).ok_or(ParseError::InvalidHeaderName)?;
+            line_start = value_start + h.value.len() + 2;
+            h.value = crate::scan::trim_ows(h.value);
+        }
+        Ok(())
+    }
 }
 
 /// The request-line's parts.

@@ -82,8 +82,9 @@ pub(crate) fn is_reg_name(b: u8) -> bool {
 }
 
 /// The index of the first byte at or after `i` that is not a field-value byte (HTAB, SP, VCHAR,
-/// obs-text): the CR that ends the line, or an invalid byte. Sixteen bytes at a time while no
-/// byte of the word is below 0x20 or equal to 0x7F (SWAR, "determine if a word has a byte
+/// obs-text): the CR that ends the line, or an invalid byte. Sixteen bytes at a time: a word
+/// with no byte below 0x20 or equal to 0x7F is skipped whole, otherwise its first such byte
+/// is found from the flag bits (SWAR, "determine if a word has a byte
 /// less than n" from <https://graphics.stanford.edu/~seander/bithacks.html#HasLessInWord>),
 /// then byte by byte through the table. Values are most of a head's bytes.
 #[inline]
@@ -95,10 +96,17 @@ pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
         let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
         let del = x ^ (LO * 0x7f);
         let has_del = del.wrapping_sub(LO) & !del & HI;
-        if below_space | has_del != 0 {
-            break;
+        let hits = below_space | has_del;
+        if hits == 0 {
+            i += 16;
+            continue;
         }
-        i += 16;
+        // The lowest flagged byte is exact (borrows only flag bytes above a true hit).
+        let at = i + (hits.trailing_zeros() / 8) as usize;
+        if buf[at] != b'\t' {
+            return at;
+        }
+        i = at + 1;
     }
     while i < buf.len() && is_value(buf[i]) {
         i += 1;
@@ -122,7 +130,7 @@ pub(crate) fn trim_ows(mut s: &[u8]) -> &[u8] {
 /// brackets or a reg-name (which covers IPv4), then an optional port of at most 65535.
 /// `allow_empty` is for the Host field, whose host may be empty (RFC 9112 §3.2).
 pub(crate) fn is_valid_authority(s: &[u8], allow_empty: bool) -> bool {
-    let (host, port) = if let [b'[', rest @ ..] = s {
+    let port = if let [b'[', rest @ ..] = s {
         let Some(close) = rest.iter().position(|&b| b == b']') else {
             return false;
         };
@@ -136,22 +144,22 @@ pub(crate) fn is_valid_authority(s: &[u8], allow_empty: bool) -> bool {
             return false;
         }
         match &rest[close + 1..] {
-            [] => (literal, None),
-            [b':', port @ ..] => (literal, Some(port)),
+            [] => None,
+            [b':', port @ ..] => Some(port),
             _ => return false,
         }
     } else {
-        let end = s.iter().position(|&b| b == b':').unwrap_or(s.len());
-        let host = &s[..end];
-        if !host.iter().all(|&b| is_reg_name(b)) {
+        // reg-name bytes up to the first byte that is not one (`:` is not).
+        let end = s.iter().position(|&b| !is_reg_name(b)).unwrap_or(s.len());
+        if end == 0 && !allow_empty {
             return false;
         }
-        if host.is_empty() && !allow_empty {
-            return false;
+        match &s[end..] {
+            [] => None,
+            [b':', port @ ..] => Some(port),
+            _ => return false,
         }
-        (host, s.get(end + 1..).filter(|_| end < s.len()))
     };
-    let _ = host;
     match port {
         None => true,
         // port = *DIGIT (RFC 3986 §3.2.3); a port over 65535 cannot be meant.
