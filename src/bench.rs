@@ -105,29 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| Slo::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let cpus = match &args.cpus {
-        Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
-        None => twelve_sys::cpus::online(),
-    };
-    if cpus.is_empty() {
-        bail!("--cpus: no CPU to run on");
-    }
-    let embedded = args.urls.is_empty();
-    let server_cpu = embedded.then(|| args.server_cpu.unwrap_or(cpus.as_slice()[0]));
-    let mut worker_pool: Vec<usize> = cpus
-        .as_slice()
-        .iter()
-        .copied()
-        .filter(|c| Some(*c) != server_cpu)
-        .collect();
-    if worker_pool.is_empty() {
-        // One CPU in all: the workers share it with the server.
-        worker_pool = cpus.as_slice().to_vec();
-    }
-    let threads = args.threads.unwrap_or(worker_pool.len());
-    if threads == 0 {
-        bail!("--threads 0: need at least one worker");
-    }
+    let (server_cpu, worker_cpus) = plan_cpus(&args)?;
     let server = match server_cpu {
         Some(cpu) => Some(start_server(cpu)?),
         None => None,
@@ -137,18 +115,64 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => args.urls.clone(),
     };
     let mut config = config(&args, &urls)?;
-    config.worker_cpus = (0..threads)
-        .map(|i| Some(worker_pool[i % worker_pool.len()]))
+    config.worker_cpus = worker_cpus;
+    let outcome = run_load(&config);
+    if let Some(h) = server {
+        h.shutdown();
+        h.join();
+    }
+    let mut outcome = outcome?;
+    outcome.result.info.server_cpu = server_cpu;
+    let passed = write_outputs(&args, outcome, &slos)?;
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The embedded server's CPU (when there is no URL) and each worker's CPU: one worker per CPU
+/// of --cpus less the server's, or --threads of them taken in turn.
+fn plan_cpus(args: &Flags) -> anyhow::Result<(Option<usize>, Vec<Option<usize>>)> {
+    let cpus = match &args.cpus {
+        Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
+        None => twelve_sys::cpus::online(),
+    };
+    if cpus.is_empty() {
+        bail!("--cpus: no CPU to run on");
+    }
+    let server_cpu = args
+        .urls
+        .is_empty()
+        .then(|| args.server_cpu.unwrap_or(cpus.as_slice()[0]));
+    let mut pool: Vec<usize> = cpus
+        .as_slice()
+        .iter()
+        .copied()
+        .filter(|c| Some(*c) != server_cpu)
         .collect();
-    // The live line: only on a terminal, sampled by the main thread from the workers'
-    // atomics, so the measuring threads pay nothing for it.
+    if pool.is_empty() {
+        // One CPU in all: the workers share it with the server.
+        pool = cpus.as_slice().to_vec();
+    }
+    let threads = args.threads.unwrap_or(pool.len());
+    if threads == 0 {
+        bail!("--threads 0: need at least one worker");
+    }
+    let workers = (0..threads).map(|i| Some(pool[i % pool.len()])).collect();
+    Ok((server_cpu, workers))
+}
+
+/// Runs the generator with the live line (on a terminal only, sampled by the main thread
+/// from the workers' atomics, so the measuring threads pay nothing for it) and Ctrl-C ending
+/// the run early with a full report (as wrk does).
+fn run_load(config: &Config) -> anyhow::Result<twelve_load::Outcome> {
     let live = std::io::stderr().is_terminal();
     let mut last = (Duration::ZERO, 0u64);
-    // Ctrl-C ends the run early and still prints the report (as wrk does).
     let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt.clone())
         .context("installing the SIGINT handler")?;
-    let outcome = twelve_load::run_until(&config, &interrupt, |p| {
+    let outcome = twelve_load::run_until(config, &interrupt, |p| {
         if live {
             let phase = if p.measuring { "" } else { " (warm-up)" };
             let dt = (p.elapsed - last.0).as_secs_f64();
@@ -166,16 +190,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if live {
         eprint!("\r\x1b[2K");
     }
-    if let Some(h) = server {
-        h.shutdown();
-        h.join();
-    }
-    let mut outcome = outcome?;
-    outcome.result.info.server_cpu = server_cpu;
+    Ok(outcome?)
+}
+
+/// Writes the HdrHistogram log and the text or JSON report; returns whether every SLO held.
+fn write_outputs(
+    args: &Flags,
+    mut outcome: twelve_load::Outcome,
+    slos: &[Slo],
+) -> anyhow::Result<bool> {
     let version = env!("CARGO_PKG_VERSION");
     let plain = JsonReport::new(&outcome.result, version, vec![]);
     let judged: Vec<_> = slos.iter().map(|s| s.check(&plain)).collect();
-    let failed = judged.iter().any(|o| !o.pass);
+    let passed = judged.iter().all(|o| o.pass);
     let report = JsonReport::new(&outcome.result, version, judged);
     if let Some(path) = &args.hdr_log {
         let file =
@@ -191,17 +218,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         writeln!(out, "{}", report.to_json())?;
     } else {
-        write!(
-            out,
-            "{}",
-            twelve_report::text::render(&outcome.result, &report)
-        )?;
+        let text = twelve_report::text::render(&outcome.result, &report);
+        write!(out, "{text}")?;
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(passed)
 }
 
 fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
@@ -319,6 +339,36 @@ mod tests {
     flags!(hdr_log_sets_interval, ["--hdr-log", "/tmp/x.hlog"], |c| c
         .hdr_interval
         == Some(Duration::from_secs(1)));
+
+    fn cpus_of(argv: &[&str]) -> (Option<usize>, Vec<Option<usize>>) {
+        let argv = std::iter::once("bench").chain(argv.iter().copied());
+        plan_cpus(&Cli::try_parse_from(argv).unwrap().args.flags).unwrap()
+    }
+
+    #[test]
+    fn embedded_server_takes_the_first_cpu() {
+        assert_eq!(
+            cpus_of(&["--cpus", "0-3"]),
+            (Some(0), vec![Some(1), Some(2), Some(3)])
+        );
+    }
+
+    #[test]
+    fn a_url_leaves_every_cpu_to_workers() {
+        let (server, workers) = cpus_of(&["--cpus", "2,5", "http://127.0.0.1:9/"]);
+        assert_eq!((server, workers), (None, vec![Some(2), Some(5)]));
+    }
+
+    #[test]
+    fn one_cpu_is_shared_with_the_server() {
+        assert_eq!(cpus_of(&["--cpus", "3"]), (Some(3), vec![Some(3)]));
+    }
+
+    #[test]
+    fn more_threads_than_cpus_take_them_in_turn() {
+        let (_, workers) = cpus_of(&["--cpus", "0-2", "-t", "4"]);
+        assert_eq!(workers, vec![Some(1), Some(2), Some(1), Some(2)]);
+    }
 
     #[test]
     fn duration_and_count_conflict() {
