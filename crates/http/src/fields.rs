@@ -41,7 +41,7 @@ pub(crate) fn interpret<'b>(
         let name = h.name;
         match name.len() {
             // `Host = uri-host [ ":" port ]` (RFC 9110 §7.2).
-            4 if name.eq_ignore_ascii_case("host") => {
+            4 if is(name, "host") => {
                 if host.is_some() {
                     return Err(ParseError::DuplicateHost);
                 }
@@ -50,18 +50,18 @@ pub(crate) fn interpret<'b>(
                 }
                 host = Some(h.value);
             }
-            6 if name.eq_ignore_ascii_case("expect") => {
+            6 if is(name, "expect") => {
                 // The only expectation defined; others are ignored (417 is optional, §10.1.1).
                 expect_continue |= h.value.eq_ignore_ascii_case(b"100-continue");
             }
-            10 if name.eq_ignore_ascii_case("connection") => {
+            10 if is(name, "connection") => {
                 for option in h.value.split(|&b| b == b',') {
                     let option = trim_ows(option);
                     close |= option.eq_ignore_ascii_case(b"close");
                     keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
                 }
             }
-            14 if name.eq_ignore_ascii_case("content-length") => {
+            14 if is(name, "content-length") => {
                 // Project choice: a second Content-Length, even an identical one, is rejected
                 // rather than collapsed (RFC 9110 §8.6 allows either).
                 if length.is_some() || h.value.contains(&b',') {
@@ -69,7 +69,7 @@ pub(crate) fn interpret<'b>(
                 }
                 length = Some(parse_content_length(h.value)?);
             }
-            17 if name.eq_ignore_ascii_case("transfer-encoding") => {
+            17 if is(name, "transfer-encoding") => {
                 te.add_line(h.value)?;
             }
             _ => {}
@@ -109,6 +109,14 @@ pub(crate) fn interpret<'b>(
         keep_alive: !close && (version == Version::Http11 || keep_alive),
         expect_continue: expect_continue && version == Version::Http11,
     })
+}
+
+/// Case-insensitive name comparison for same-length names, rejecting on the first byte first:
+/// `User-Agent` is as long as `connection` but never needs the full compare.
+#[inline(always)]
+fn is(name: &str, lower: &str) -> bool {
+    name.as_bytes().first().map(|b| b | 0x20) == lower.as_bytes().first().copied()
+        && name.eq_ignore_ascii_case(lower)
 }
 
 /// `Content-Length = 1*DIGIT` (RFC 9110 §8.6): no sign, no hex, no space, no empty value;

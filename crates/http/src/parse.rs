@@ -348,6 +348,30 @@ impl<'b> Scanner<'b, '_> {
 /// `None`: a correct prefix, need more bytes.
 fn version(v: &[u8]) -> Result<Option<Version>, ParseError> {
     const NAME: &[u8] = b"HTTP/";
+    // Fast path: the whole version is there and well-formed.
+    if let Some(
+        &[
+            b'H',
+            b'T',
+            b'T',
+            b'P',
+            b'/',
+            major,
+            b'.',
+            minor,
+            b'\r',
+            b'\n',
+        ],
+    ) = v.first_chunk::<10>()
+    {
+        if major.is_ascii_digit() && minor.is_ascii_digit() {
+            return match (major, minor) {
+                (b'1', b'0') => Ok(Some(Version::Http10)),
+                (b'1', _) => Ok(Some(Version::Http11)),
+                _ => Err(ParseError::UnsupportedVersion),
+            };
+        }
+    }
     for (k, &b) in v.iter().enumerate() {
         let ok = match k {
             0..=4 => b == NAME[k],
