@@ -217,6 +217,18 @@ fn write_outputs(
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", report.to_json())?;
+        // The text report carries these warnings itself; JSON readers may not look.
+        let c = &report.connections;
+        if !c.reached {
+            eprintln!(
+                "twelve bench: WARNING: concurrency not reached: {} connections requested, at \
+                 most {} open at once",
+                c.requested, c.peak_open
+            );
+        }
+        if let Some(note) = &report.client.note {
+            eprintln!("twelve bench: WARNING: {note}");
+        }
     } else {
         let text = twelve_report::text::render(&outcome.result, &report);
         write!(out, "{text}")?;
