@@ -32,7 +32,8 @@ pub struct Args {
     /// Serve static files from this directory for GET/HEAD paths no route matches.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
-    /// Seconds a request head may take, from its first byte (then 408).
+    /// Seconds a request head may take, from its first byte (then 408); also the longest a new
+    /// connection may stay silent (then closed without a response).
     #[arg(long, value_name = "SECS", default_value = "10")]
     header_timeout: f64,
     /// Seconds a request body may pause between reads (then 408).

@@ -31,8 +31,9 @@ pub struct Timeouts {
     pub header: Duration,
     /// Longest pause between two reads of a request body. Expiry: 408 and close.
     pub body_idle: Duration,
-    /// Longest an idle keep-alive connection (or a new one that sent nothing) is kept. Expiry:
-    /// silent close, never a 408 (the client sent no request; HAProxy's behaviour).
+    /// Longest an idle keep-alive connection is kept (a new connection that has sent nothing
+    /// yet gets the smaller of this and `header`). Expiry: silent close, never a 408 (the
+    /// client sent no request; HAProxy's behaviour).
     pub keep_alive: Duration,
     /// Longest a pending response may make no progress because the peer stopped reading.
     /// Expiry: close.

@@ -131,6 +131,8 @@ pub(crate) struct Conn {
     /// Last time a send made progress (the send timer, while output is pending).
     send_since_ms: u64,
     continue_sent: bool,
+    /// At least one request was answered: idle time is keep-alive time from now on.
+    served: bool,
     /// A closing response is queued: no more requests are processed.
     closing: bool,
     eof: bool,
@@ -152,6 +154,7 @@ impl Conn {
             since_ms: now_ms,
             send_since_ms: now_ms,
             continue_sent: false,
+            served: false,
             closing: false,
             eof: false,
             unread: false,
@@ -252,6 +255,7 @@ impl Conn {
             match self.step(pos, now_ms, ctx) {
                 Step::Answered(used) => {
                     pos += used;
+                    self.served = true;
                     self.continue_sent = false;
                     self.phase = Phase::Head;
                     self.since_ms = now_ms;
@@ -501,6 +505,10 @@ impl Conn {
             return Some((self.send_since_ms.saturating_add(t.send), TimeoutKind::Send));
         }
         let (d, kind) = match self.phase {
+            // A connection that never sent a request gets no more time than a request head
+            // would (nginx's client_header_timeout does the same): idle floods cost less.
+            // Still a silent close: there is no request to answer with 408.
+            Phase::Idle if !self.served => (t.keep_alive.min(t.header), TimeoutKind::KeepAlive),
             Phase::Idle => (t.keep_alive, TimeoutKind::KeepAlive),
             Phase::Head => (t.header, TimeoutKind::Header),
             Phase::Body => (t.body, TimeoutKind::Body),

@@ -281,11 +281,11 @@ fn idle_timeout_closes_silently() {
 }
 
 #[test]
-fn a_new_connection_that_sends_nothing_closes_silently() {
+fn a_new_connection_that_sends_nothing_closes_silently_after_the_header_timeout() {
     let (mut c, mut x) = (Conn::new(0), ctx());
     assert_eq!(
         c.deadline(&x.timeouts),
-        Some((5_000, TimeoutKind::KeepAlive))
+        Some((1_000, TimeoutKind::KeepAlive))
     );
     c.on_timeout(TimeoutKind::KeepAlive, &mut x);
     assert_eq!(c.next(), Next::Close);
