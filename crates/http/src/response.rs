@@ -1,9 +1,9 @@
 //! Client side: incremental, zero-copy HTTP/1.1 response parsing for the load generator.
 //!
 //! Two layers:
-//! - [`parse_head`](crate::response::parse_head) reads one status line and header section into borrowed slices
-//!   ([`Head`](crate::response::Head)) and decides the body framing by RFC 9112 §6.3.
-//! - [`ResponseParser`](crate::response::ResponseParser) walks a byte stream of pipelined responses: heads (skipping interim
+//! - [`parse_head`] reads one status line and header section into borrowed slices
+//!   ([`Head`]) and decides the body framing by RFC 9112 §6.3.
+//! - [`ResponseParser`] walks a byte stream of pipelined responses: heads (skipping interim
 //!   1xx responses), bodies framed by Content-Length, chunked coding, or connection close.
 //!   It never copies body bytes; it only counts them, so the load generator can discard them.
 //!
