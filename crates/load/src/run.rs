@@ -167,6 +167,11 @@ pub fn run_until(
             None => Ok(out),
         }
     })?;
+    let elapsed = workers
+        .iter()
+        .map(|w| w.wall_time)
+        .max()
+        .unwrap_or_default();
     let mut intervals: Vec<(Duration, Duration, Recorder)> = Vec::new();
     if let Some(every) = config.hdr_interval {
         let mut by_index: std::collections::BTreeMap<u64, Recorder> = Default::default();
@@ -175,14 +180,14 @@ pub fn run_until(
         }
         intervals = by_index
             .into_iter()
-            .map(|(k, r)| (every * k as u32, every, r))
+            .map(|(k, r)| {
+                // The last interval ends with the run, usually inside its period.
+                let offset = every * k as u32;
+                (offset, every.min(elapsed.saturating_sub(offset)), r)
+            })
             .collect();
     }
-    let elapsed = workers
-        .iter()
-        .map(|w| w.wall_time)
-        .max()
-        .unwrap_or_default();
+
     let start = wall_origin + Duration::from_nanos(measure_start_ns - t0);
     Ok(Outcome {
         result: RunResult {
