@@ -1,6 +1,16 @@
 //! twelve-load: the load generator behind `twelve bench`: pinned shared-nothing workers, each
 //! with its own epoll loop and connections, driving a closed (wrk) or open (global arrival
 //! schedule) model and recording corrected and uncorrected latency per request.
+//!
+//! A run ([`run`]) builds the request bytes once ([`request`]), then starts one worker per
+//! entry of [`Config::worker_cpus`]; each pins itself, then allocates its connections,
+//! buffers and histograms, and loops on epoll. Closed model: a connection sends its next
+//! pipelined batch when the last is answered. Open model: one [`Schedule`] for the whole run;
+//! a worker with a connection that can take a request claims every due slot, and each
+//! response is recorded from its slot's intended start (corrected), its actual send
+//! (uncorrected), and the wait between the two. Time comes from a [`Clock`]: CLOCK_MONOTONIC
+//! in runs, [`SimClock`] in [`sim`], which replays the open model deterministically for tests.
+//! Results are handed to twelve-report as per-worker histograms and counters, merged there.
 #![forbid(unsafe_code)]
 
 pub mod clock;
