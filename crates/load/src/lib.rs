@@ -2,7 +2,7 @@
 //! with its own epoll loop and connections, driving a closed (wrk) or open (global arrival
 //! schedule) model and recording corrected and uncorrected latency per request.
 //!
-//! A run ([`run`]) builds the request bytes once ([`request`]), then starts one worker per
+//! A run ([`run()`]) builds the request bytes once ([`request`]), then starts one worker per
 //! entry of [`Config::worker_cpus`]; each pins itself, then allocates its connections,
 //! buffers and histograms, and loops on epoll. Closed model: a connection sends its next
 //! pipelined batch when the last is answered. Open model: one [`Schedule`] for the whole run;
