@@ -275,3 +275,17 @@ fn count_run_against_a_dead_port_gives_up() {
     assert_eq!(r.requests(), 0);
     assert!(r.merged_errors().connect_refused >= 4);
 }
+
+#[test]
+fn warmup_is_excluded_from_every_count() {
+    let (addr, seen) = server(Behaviour::Ok);
+    let mut c = config(addr, Stop::Duration(Duration::from_millis(300)));
+    c.warmup = Duration::from_millis(300);
+    let r = run(&c);
+    let answered = seen.answered.load(Ordering::SeqCst);
+    assert!(r.requests() > 0);
+    // The server also answered the warm-up (and requests cut off by the end).
+    assert!(r.requests() < answered, "{} of {answered}", r.requests());
+    assert_eq!(r.merged_latency().len(), r.requests());
+    assert_eq!(r.merged_errors().status[200], r.requests());
+}
