@@ -24,6 +24,8 @@ enum Behaviour {
     Garbage,
     /// Promises 100 body bytes, sends 5, closes.
     MidBody,
+    /// Like `Ok`, but the first connection accepted waits 100 ms before each answer.
+    SlowFirst,
 }
 
 #[derive(Default)]
@@ -32,6 +34,8 @@ struct Seen {
     answered: AtomicU64,
     /// Most complete requests found in one read: the pipelining depth that arrived.
     max_batch: AtomicU64,
+    /// Requests answered on the first connection accepted.
+    first_conn: AtomicU64,
 }
 
 fn server(b: Behaviour) -> (SocketAddr, Arc<Seen>) {
@@ -42,15 +46,15 @@ fn server(b: Behaviour) -> (SocketAddr, Arc<Seen>) {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            s.accepted.fetch_add(1, Ordering::SeqCst);
+            let first = s.accepted.fetch_add(1, Ordering::SeqCst) == 0;
             let s = s.clone();
-            std::thread::spawn(move || serve(stream, b, &s));
+            std::thread::spawn(move || serve(stream, b, first, &s));
         }
     });
     (addr, seen)
 }
 
-fn serve(mut stream: TcpStream, b: Behaviour, seen: &Seen) {
+fn serve(mut stream: TcpStream, b: Behaviour, first: bool, seen: &Seen) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
@@ -67,6 +71,13 @@ fn serve(mut stream: TcpStream, b: Behaviour, seen: &Seen) {
             batch += 1;
             close |= String::from_utf8_lossy(&req).contains("Connection: close");
             match b {
+                Behaviour::SlowFirst => {
+                    if first {
+                        std::thread::sleep(Duration::from_millis(100));
+                        seen.first_conn.fetch_add(1, Ordering::SeqCst);
+                    }
+                    out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                }
                 Behaviour::Ok => {
                     out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
                 }
@@ -87,7 +98,7 @@ fn serve(mut stream: TcpStream, b: Behaviour, seen: &Seen) {
             }
         }
         seen.max_batch.fetch_max(batch, Ordering::SeqCst);
-        if b == Behaviour::Ok || b == Behaviour::Busy {
+        if matches!(b, Behaviour::Ok | Behaviour::Busy | Behaviour::SlowFirst) {
             seen.answered.fetch_add(batch, Ordering::SeqCst);
         }
         if stream.write_all(&out).is_err() || close {
@@ -288,4 +299,24 @@ fn warmup_is_excluded_from_every_count() {
     assert!(r.requests() < answered, "{} of {answered}", r.requests());
     assert_eq!(r.merged_latency().len(), r.requests());
     assert_eq!(r.merged_errors().status[200], r.requests());
+}
+
+#[test]
+fn a_slow_connection_does_not_hold_back_the_schedule() {
+    // wrk2 gives each connection its own share of the rate, so a slow one falls ever further
+    // behind; here due requests go to whichever connection is free.
+    let (addr, seen) = server(Behaviour::SlowFirst);
+    let mut c = config(addr, Stop::Requests(400));
+    c.worker_cpus = vec![None];
+    c.model = Model::Open {
+        rate_per_s: 2000.0,
+        arrival: Arrival::Uniform,
+        seed: 1,
+    };
+    let r = run(&c);
+    assert_eq!(r.requests(), 400);
+    assert_eq!(seen.answered.load(Ordering::SeqCst), 400);
+    // A fair share would be 100 of 400; the slow connection answers one per 100 ms.
+    let slow = seen.first_conn.load(Ordering::SeqCst);
+    assert!(slow < 100, "slow connection answered {slow}");
 }
