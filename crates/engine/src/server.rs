@@ -44,6 +44,14 @@ pub enum StartError {
         /// The error.
         source: std::io::Error,
     },
+    /// A socket given to [`Server::start_with_listeners`] is not a usable listener, or the
+    /// listeners do not match the workers.
+    Inherited {
+        /// The worker it was meant for.
+        worker: usize,
+        /// The error.
+        source: std::io::Error,
+    },
     /// A worker could not pin itself or set up its epoll instance.
     Worker {
         /// The worker's CPU.
@@ -65,6 +73,9 @@ impl fmt::Display for StartError {
             Self::Listen { addr, .. } => write!(f, "cannot listen on {addr}"),
             Self::Root { path, .. } => write!(f, "cannot serve files from {}", path.display()),
             Self::Worker { cpu, .. } => write!(f, "cannot start the worker on CPU {cpu}"),
+            Self::Inherited { worker, .. } => {
+                write!(f, "unusable inherited listener for worker {worker}")
+            }
         }
     }
 }
@@ -74,6 +85,7 @@ impl std::error::Error for StartError {
         match self {
             Self::Listen { source, .. }
             | Self::Root { source, .. }
+            | Self::Inherited { source, .. }
             | Self::Worker { source, .. } => Some(source),
             _ => None,
         }
@@ -114,12 +126,31 @@ impl Server {
     /// files answer `GET`/`HEAD` requests no route matched (unless the router has its own
     /// fallback).
     pub fn start(self) -> Result<ServerHandle, StartError> {
+        self.start_inner(None)
+    }
+
+    /// Like [`Server::start`], but with listening sockets created elsewhere: inherited across
+    /// `exec`, received over `SCM_RIGHTS` from the previous generation (see
+    /// [`ServerHandle::listener_dups`]), or from systemd. `listeners[i]` are worker *i*'s
+    /// listeners (one per address, the same addresses for every worker), so handing a
+    /// generation's sockets on unchanged keeps every queued connection and, with CBPF
+    /// steering, the group's order (../shared/spec/restart.md). Each must be a listening TCP
+    /// socket; it is made non-blocking and close-on-exec. `Config::listen` and
+    /// `Config::steer` are not applied: the sockets keep the options they were created with.
+    pub fn start_with_listeners(
+        self,
+        listeners: Vec<Vec<OwnedFd>>,
+    ) -> Result<ServerHandle, StartError> {
+        self.start_inner(Some(listeners))
+    }
+
+    fn start_inner(self, inherited: Option<Vec<Vec<OwnedFd>>>) -> Result<ServerHandle, StartError> {
         let Self { config, mut router } = self;
         let cpus = config.cpus.as_slice().to_vec();
         if cpus.is_empty() {
             return Err(StartError::NoCpus);
         }
-        if config.listen.is_empty() {
+        if config.listen.is_empty() && inherited.is_none() {
             return Err(StartError::NoListenAddress);
         }
         if config.steer == Steer::Cbpf && cpus.iter().enumerate().any(|(i, c)| i != *c) {
@@ -138,7 +169,13 @@ impl Server {
         }
         // More descriptors than the default 1024 are needed for any real load; best effort.
         let _ = twelve_sys::net::raise_nofile_limit();
-        let (listeners, addrs) = create_listeners(&config, &cpus)?;
+        let (listeners, addrs) = match inherited {
+            None => create_listeners(&config, &cpus)?,
+            Some(given) => adopt_listeners(given, cpus.len())?,
+        };
+        // The handle keeps its own descriptors of the sockets until shutdown, to hand them on.
+        let held =
+            dup_all(&listeners).map_err(|source| StartError::Inherited { worker: 0, source })?;
         let stop = Arc::new(AtomicBool::new(false));
         let metrics: Arc<Vec<(usize, WorkerMetrics)>> = Arc::new(
             cpus.iter()
@@ -185,6 +222,7 @@ impl Server {
             wakers,
             stop,
             metrics,
+            held: std::sync::Mutex::new(held),
         };
         let mut ready = Vec::new();
         for _ in 0..handle.threads.len() {
@@ -281,6 +319,55 @@ fn spawn_worker(
         })
 }
 
+/// Duplicates every descriptor (`F_DUPFD_CLOEXEC`).
+fn dup_all(fds: &[Vec<OwnedFd>]) -> std::io::Result<Vec<Vec<OwnedFd>>> {
+    fds.iter()
+        .map(|w| w.iter().map(OwnedFd::try_clone).collect())
+        .collect()
+}
+
+/// Checks sockets given to [`Server::start_with_listeners`] and prepares them.
+fn adopt_listeners(
+    given: Vec<Vec<OwnedFd>>,
+    workers: usize,
+) -> Result<(Vec<Vec<OwnedFd>>, Vec<SocketAddr>), StartError> {
+    let mismatch = |worker, what: &str| StartError::Inherited {
+        worker,
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_owned()),
+    };
+    if given.len() != workers {
+        return Err(mismatch(0, "one list of listeners per worker expected"));
+    }
+    let per_worker = given[0].len();
+    if per_worker == 0 {
+        return Err(mismatch(0, "no listener"));
+    }
+    let mut addrs = Vec::new();
+    for (i, mine) in given.iter().enumerate() {
+        if mine.len() != per_worker {
+            return Err(mismatch(i, "every worker needs a listener on each address"));
+        }
+        for (j, fd) in mine.iter().enumerate() {
+            let err = |source: std::io::Error| StartError::Inherited { worker: i, source };
+            if !rustix::net::sockopt::socket_acceptconn(fd).map_err(|e| err(e.into()))? {
+                return Err(mismatch(i, "not a listening socket"));
+            }
+            rustix::io::ioctl_fionbio(fd, true).map_err(|e| err(e.into()))?;
+            rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC).map_err(|e| err(e.into()))?;
+            let addr = twelve_sys::net::local_addr(fd.as_fd()).map_err(err)?;
+            if i == 0 {
+                addrs.push(addr);
+            } else if addrs[j] != addr {
+                return Err(mismatch(
+                    i,
+                    "listeners of one address differ between workers",
+                ));
+            }
+        }
+    }
+    Ok((given, addrs))
+}
+
 /// Listeners per worker: `result[i]` holds worker *i*'s listener on each address.
 fn create_listeners(
     config: &Config,
@@ -327,9 +414,24 @@ pub struct ServerHandle {
     wakers: Vec<Arc<OwnedFd>>,
     stop: Arc<AtomicBool>,
     metrics: Arc<Vec<(usize, WorkerMetrics)>>,
+    /// Duplicates of every worker's listeners, for [`ServerHandle::listener_dups`]; emptied by
+    /// [`ServerHandle::shutdown`] so that the workers' close really closes the sockets.
+    held: std::sync::Mutex<Vec<Vec<OwnedFd>>>,
 }
 
 impl ServerHandle {
+    /// New descriptors (close-on-exec) of every worker's listening sockets, `[worker][address]`,
+    /// to hand to the next generation (`SCM_RIGHTS`) before this one shuts down: the sockets,
+    /// and every connection queued on them, then live on in the successor, which passes them
+    /// to [`Server::start_with_listeners`]. Fails once shutdown has begun.
+    pub fn listener_dups(&self) -> std::io::Result<Vec<Vec<OwnedFd>>> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_empty() {
+            return Err(std::io::Error::other("the server is shutting down"));
+        }
+        dup_all(&held)
+    }
+
     /// The addresses listened on, in `Config::listen` order, with port 0 resolved.
     pub fn local_addrs(&self) -> &[SocketAddr] {
         &self.addrs
@@ -351,6 +453,8 @@ impl ServerHandle {
     /// in flight with `Connection: close`, close idle connections, and exit when none is left
     /// or `Config::drain_timeout` has passed. Calling it again does nothing more.
     pub fn shutdown(&self) {
+        // Drop our duplicates first: the workers' close must be the last one.
+        self.held.lock().unwrap_or_else(|e| e.into_inner()).clear();
         stop_workers(&self.stop, &self.wakers);
     }
 

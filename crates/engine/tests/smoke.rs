@@ -292,3 +292,55 @@ fn start_errors_say_what_failed() {
         "{err}"
     );
 }
+
+#[test]
+fn listeners_handed_to_a_successor_keep_serving_on_the_same_port() {
+    // As in an upgrade: the old generation may have accepted some of the queued connections
+    // before it drains; it answers their first request (with close) instead of closing them.
+    let (old, addr) = start(Config {
+        close_idle_on_drain: false,
+        drain_timeout: Duration::from_secs(1),
+        ..Config::loopback(1)
+    });
+    let mut before = connect(addr);
+    before.write_all(GET).unwrap();
+    assert_eq!(read_response(&mut before).1, b"ok");
+    let successor = Router::new().get("/", |_req, _body, r| r.send(200, "text/plain", &[], b"new"));
+    let new = Server::new(Config::loopback(1), successor)
+        .start_with_listeners(old.listener_dups().unwrap())
+        .unwrap();
+    assert_eq!(new.local_addrs(), &[addr]);
+    // Requests while both generations hold the socket: each is answered by one of them.
+    let mut queued: Vec<TcpStream> = (0..20).map(|_| connect(addr)).collect();
+    for s in &mut queued {
+        s.write_all(GET).unwrap();
+    }
+    old.shutdown();
+    old.join();
+    for mut s in queued {
+        let body = read_response(&mut s).1;
+        assert!(body == b"ok" || body == b"new", "{body:?}");
+    }
+    let mut after = connect(addr);
+    after.write_all(GET).unwrap();
+    assert_eq!(read_response(&mut after).1, b"new");
+}
+
+#[test]
+fn inherited_sockets_must_be_listeners() {
+    let not_listening = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let err = Server::new(Config::loopback(1), router())
+        .start_with_listeners(vec![vec![not_listening.into()]])
+        .unwrap_err();
+    assert!(
+        matches!(err, twelve_engine::StartError::Inherited { worker: 0, .. }),
+        "{err}"
+    );
+    let err = Server::new(Config::loopback(1), router())
+        .start_with_listeners(Vec::new())
+        .unwrap_err();
+    assert!(
+        matches!(err, twelve_engine::StartError::Inherited { .. }),
+        "{err}"
+    );
+}
