@@ -97,7 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| start_error(e, &config))?;
     for addr in handle.local_addrs() {
         println!(
-            "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {:?})",
+            "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {})",
             handle.cpus().len(),
             config.cpus,
             config.steer

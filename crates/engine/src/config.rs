@@ -22,6 +22,17 @@ pub enum Steer {
     None,
 }
 
+impl std::fmt::Display for Steer {
+    /// The spelling `twelve serve --steer` takes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::IncomingCpu => "incoming-cpu",
+            Self::Cbpf => "cbpf",
+            Self::None => "none",
+        })
+    }
+}
+
 /// Time limits of a connection. Each is enforced on the worker's timer wheel with a
 /// resolution of [`Timeouts::TICK`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -378,6 +378,12 @@ fn create_listeners(
     let backlog = twelve_sys::net::somaxconn();
     for &want in &config.listen {
         let mut addr = want;
+        if want.port() != 0 {
+            // Without this, a second server on a busy port would join the first one's
+            // reuseport group and quietly take half of its connections.
+            twelve_sys::net::ensure_no_listener(want)
+                .map_err(|source| StartError::Listen { addr: want, source })?;
+        }
         for (i, &cpu) in cpus.iter().enumerate() {
             let opts = twelve_sys::ListenerOptions {
                 backlog,

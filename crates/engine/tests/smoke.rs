@@ -282,6 +282,18 @@ fn start_errors_say_what_failed() {
         matches!(err, twelve_engine::StartError::Listen { .. }),
         "{err}"
     );
+    // A busy port is refused instead of silently joining the other server's reuseport group.
+    let (_first, busy) = start(Config::loopback(1));
+    let second = Config {
+        listen: vec![busy],
+        ..Config::loopback(1)
+    };
+    let err = Server::new(second, router()).start().unwrap_err();
+    assert!(
+        matches!(&err, twelve_engine::StartError::Listen { source, .. }
+            if source.kind() == ErrorKind::AddrInUse),
+        "{err}"
+    );
     let nothing = Config {
         listen: Vec::new(),
         ..Config::loopback(1)

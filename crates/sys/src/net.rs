@@ -68,6 +68,27 @@ pub fn reuseport_listener(addr: SocketAddr, opts: &ListenerOptions) -> io::Resul
     Ok(fd)
 }
 
+/// Fails with `AddrInUse` when anything already listens on `addr`.
+///
+/// A `SO_REUSEPORT` listener silently joins a group that another process of the same user
+/// already holds, so a second `twelve serve` on a busy port would share its connections instead
+/// of failing. This probe binds a plain socket first: with `SO_REUSEADDR` and without
+/// `SO_REUSEPORT`, Linux refuses the bind only while a socket on that port is listening
+/// (connections in TIME_WAIT do not count), which is exactly the case to catch.
+pub fn ensure_no_listener(addr: SocketAddr) -> io::Result<()> {
+    let family = match addr {
+        SocketAddr::V4(_) => AddressFamily::INET,
+        SocketAddr::V6(_) => AddressFamily::INET6,
+    };
+    let fd = net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None)?;
+    sockopt::set_socket_reuseaddr(&fd, true)?;
+    if addr.is_ipv6() {
+        sockopt::set_ipv6_v6only(&fd, true)?;
+    }
+    net::bind(&fd, &addr)?;
+    Ok(())
+}
+
 /// The local address a socket is bound to (`getsockname(2)`), for listeners bound to port 0.
 pub fn local_addr(fd: BorrowedFd<'_>) -> io::Result<SocketAddr> {
     let addr = net::getsockname(fd)?;
