@@ -88,6 +88,10 @@ struct Flags {
     /// Write HdrHistogram interval logs (V2 compressed) to FILE.
     #[arg(long, value_name = "FILE")]
     hdr_log: Option<std::path::PathBuf>,
+    /// Write the corrected latency's percentile distribution (HdrHistogram .hgrm, values in
+    /// ms, as wrk2's detailed spectrum) to FILE.
+    #[arg(long, value_name = "FILE")]
+    hgrm: Option<std::path::PathBuf>,
     /// Interval of --hdr-log.
     #[arg(long, value_name = "DUR", default_value = "1s")]
     hdr_interval: String,
@@ -213,6 +217,13 @@ fn write_outputs(
         }
         log.finish()
             .with_context(|| format!("--hdr-log {}", path.display()))?;
+    }
+    if let Some(path) = &args.hgrm {
+        let file =
+            std::fs::File::create(path).with_context(|| format!("--hgrm {}", path.display()))?;
+        let corrected = outcome.result.merged_latency().corrected;
+        twelve_report::hgrm::write_hgrm(&corrected, std::io::BufWriter::new(file))
+            .with_context(|| format!("--hgrm {}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -91,6 +91,17 @@ fn hdr_log_is_written() {
 }
 
 #[test]
+fn hgrm_is_written() {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli.hgrm");
+    let _ = std::fs::remove_file(&path);
+    let out = bench(&[&SHORT[..], &["--hgrm", path.to_str().unwrap()]].concat());
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.trim_start().starts_with("Value"), "{text}");
+    assert!(text.contains("#[Buckets ="), "{text}");
+}
+
+#[test]
 fn bad_flag_value_exits_2_naming_the_flag() {
     let out = bench(&["-d", "soon"]);
     assert_eq!(out.status.code(), Some(2));

@@ -1,10 +1,11 @@
 //! twelve-report: latency histograms, their lossless merge, and the writers of a bench run:
 //! the wrk-layout text report, the `--json` document (schema in `schema/`), HdrHistogram
-//! interval logs, and SLO checks.
+//! interval logs and percentile distributions (`.hgrm`), and SLO checks.
 #![forbid(unsafe_code)]
 
 mod format;
 pub mod hdrlog;
+pub mod hgrm;
 pub mod json;
 pub mod latency;
 pub mod result;
