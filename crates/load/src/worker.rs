@@ -143,7 +143,7 @@ impl<'s, C: Clock> Worker<'s, C> {
         loop {
             let now = self.s.clock.now_ns();
             if !self.measuring && now >= self.s.measure_start_ns {
-                self.start_measuring(now);
+                self.start_measuring();
             }
             if now >= self.s.end_ns
                 || self.s.stop.load(Ordering::Relaxed)
@@ -223,7 +223,7 @@ impl<'s, C: Clock> Worker<'s, C> {
         until.saturating_sub(now)
     }
 
-    fn start_measuring(&mut self, now: u64) {
+    fn start_measuring(&mut self) {
         self.measuring = true;
         self.total.reset();
         if let Some((r, _, _)) = &mut self.interval {
@@ -239,7 +239,8 @@ impl<'s, C: Clock> Worker<'s, C> {
         };
         self.res.per_second.clear();
         self.sec_count = 0;
-        self.next_sec_ns = now + 1_000_000_000;
+        // Seconds count from the nominal start, so a run of N s has N whole seconds.
+        self.next_sec_ns = self.s.measure_start_ns + 1_000_000_000;
         self.cpu_start_ns = thread_cpu_ns();
     }
 

@@ -320,3 +320,16 @@ fn a_slow_connection_does_not_hold_back_the_schedule() {
     let slow = seen.first_conn.load(Ordering::SeqCst);
     assert!(slow < 100, "slow connection answered {slow}");
 }
+
+#[test]
+fn a_timed_run_has_one_rate_sample_per_whole_second() {
+    // Regression: seconds counted from when a worker noticed the warm-up end lost the last one.
+    let (addr, _) = server(Behaviour::Ok);
+    let mut c = config(addr, Stop::Duration(Duration::from_secs(1)));
+    c.warmup = Duration::from_millis(100);
+    let r = run(&c);
+    for w in &r.workers {
+        assert_eq!(w.per_second.len(), 1, "{:?}", w.per_second);
+        assert_eq!(w.per_second.iter().sum::<u64>(), w.requests);
+    }
+}
