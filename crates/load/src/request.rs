@@ -66,14 +66,6 @@ impl RequestSet {
 }
 
 fn encode(config: &Config, authority: &str, path: &str) -> Vec<u8> {
-    let mut r = format!(
-        "{} {} HTTP/1.1\r\nHost: {}\r\n",
-        config.method, path, authority
-    );
-    for h in &config.headers {
-        r.push_str(h.trim_end());
-        r.push_str("\r\n");
-    }
     let has = |name: &str| {
         config.headers.iter().any(|h| {
             h.split(':')
@@ -81,6 +73,15 @@ fn encode(config: &Config, authority: &str, path: &str) -> Vec<u8> {
                 .is_some_and(|n| n.trim().eq_ignore_ascii_case(name))
         })
     };
+    let mut r = format!("{} {} HTTP/1.1\r\n", config.method, path);
+    // A -H Host replaces the URL's: two Host lines are a 400 (RFC 9112 §3.2).
+    if !has("host") {
+        r.push_str(&format!("Host: {authority}\r\n"));
+    }
+    for h in &config.headers {
+        r.push_str(h.trim_end());
+        r.push_str("\r\n");
+    }
     let wants_length =
         !config.body.is_empty() || matches!(config.method.as_str(), "POST" | "PUT" | "PATCH");
     if wants_length && !has("content-length") {
@@ -123,6 +124,17 @@ mod tests {
         assert_eq!(
             paths,
             ["GET /b HTTP/1.1", "GET /a HTTP/1.1", "GET /b HTTP/1.1"]
+        );
+    }
+
+    #[test]
+    fn header_host_replaces_the_urls() {
+        let mut c = config(&["http://127.0.0.1:9/"]);
+        c.headers = vec!["Host: localhost".into(), "Accept: */*".into()];
+        let set = RequestSet::build(&c);
+        assert_eq!(
+            set.window(0, 1),
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n"
         );
     }
 
