@@ -176,6 +176,24 @@ accepts! {
     b23_underscore_transfer_encoding_is_ordinary: with_field(b"Transfer_Encoding: chunked") => |r| {
         assert_eq!(r.framing, BodyFraming::None);
     };
+    b_empty_value_allowed: with_field(b"X:") => |r| {
+        assert_eq!(r.header("x"), Some(&b""[..]));
+    };
+    b_ipv6_host_allowed: b"GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n" => |r| {
+        assert_eq!(r.host, Some("[::1]:8080"));
+    };
+    b_expect_100_continue_on_http_1_1: post("Content-Length: 5\r\nExpect: 100-Continue\r\n") => |r| {
+        assert!(r.expect_continue);
+    };
+    b_expect_ignored_on_http_1_0: b"POST / HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n" => |r| {
+        assert!(!r.expect_continue);
+    };
+    b_connection_close_wins: with_field(b"Connection: keep-alive, close") => |r| {
+        assert!(!r.keep_alive);
+    };
+    b_http_1_0_keep_alive: b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n" => |r| {
+        assert!(r.keep_alive);
+    };
     b_value_ows_trimmed_but_not_nbsp: with_field(b"X: \t a \xa0 \t") => |r| {
         assert_eq!(r.header("X"), Some(&b"a \xa0"[..]));
     };
@@ -220,6 +238,7 @@ rejects! {
     b24_bare_lf_everywhere: b"GET / HTTP/1.1\nHost: a\n\n" => BareLf, 400;
     b24_bare_lf_in_fields_only: b"GET / HTTP/1.1\r\nHost: a\n\n" => BareLf, 400;
     b24_bare_lf_ends_head: b"GET / HTTP/1.1\r\nHost: a\r\n\n" => BareLf, 400;
+    b_bare_cr_ends_head: b"GET / HTTP/1.1\r\nHost: a\r\n\rX" => BareCr, 400;
     b24_bare_lf_before_request_line: b"\nGET / HTTP/1.1\r\nHost: a\r\n\r\n" => BareLf, 400;
 }
 
