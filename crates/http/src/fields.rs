@@ -55,6 +55,11 @@ pub(crate) fn interpret<'b>(
                 expect_continue |= h.value.eq_ignore_ascii_case(b"100-continue");
             }
             10 if is(name, "connection") => {
+                // The common values first, without splitting the list.
+                if h.value.eq_ignore_ascii_case(b"keep-alive") {
+                    keep_alive = true;
+                    continue;
+                }
                 for option in h.value.split(|&b| b == b',') {
                     let option = trim_ows(option);
                     close |= option.eq_ignore_ascii_case(b"close");

@@ -15,7 +15,7 @@ use crate::error::{ParseError, Status};
 use crate::fields;
 use crate::limits::Limits;
 use crate::request::{Header, Method, Request, Version};
-use crate::scan::{is_target, is_tchar, skip_value};
+use crate::scan::{is_target, is_tchar, skip_tchar, skip_value};
 use crate::target;
 
 /// Parses a request head from the start of `buf`.
@@ -303,9 +303,7 @@ impl<'b> Scanner<'b, '_> {
             Some(b' ' | b'\t') => return Err(ParseError::ObsFold),
             Some(_) => {}
         }
-        while i < buf.len() && is_tchar(buf[i]) {
-            i += 1;
-        }
+        i = skip_tchar(buf, i);
         let Some(&after_name) = buf.get(i) else {
             return w.exhausted();
         };

@@ -63,6 +63,23 @@ pub(crate) fn is_tchar(b: u8) -> bool {
     CLASS[b as usize] & TCHAR != 0
 }
 
+/// The index of the first byte at or after `i` that is not a `tchar`. Four table lookups per
+/// step, so a 10-byte field name costs three branches instead of eleven.
+#[inline(always)]
+pub(crate) fn skip_tchar(buf: &[u8], mut i: usize) -> usize {
+    while let Some(&[a, b, c, d]) = buf.get(i..).and_then(|rest| rest.first_chunk::<4>()) {
+        let all = CLASS[a as usize] & CLASS[b as usize] & CLASS[c as usize] & CLASS[d as usize];
+        if all & TCHAR == 0 {
+            break;
+        }
+        i += 4;
+    }
+    while i < buf.len() && is_tchar(buf[i]) {
+        i += 1;
+    }
+    i
+}
+
 /// `true` for a byte allowed inside a field value: HTAB, SP, VCHAR, obs-text.
 #[inline(always)]
 pub(crate) fn is_value(b: u8) -> bool {
@@ -89,20 +106,20 @@ pub(crate) fn is_reg_name(b: u8) -> bool {
 /// then byte by byte through the table. Values are most of a head's bytes.
 #[inline]
 pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
-    const LO: u128 = u128::from_le_bytes([1; 16]);
-    const HI: u128 = u128::from_le_bytes([0x80; 16]);
     while let Some(&word) = buf.get(i..).and_then(|rest| rest.first_chunk::<16>()) {
-        let x = u128::from_le_bytes(word);
-        let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
-        let del = x ^ (LO * 0x7f);
-        let has_del = del.wrapping_sub(LO) & !del & HI;
-        let hits = below_space | has_del;
-        if hits == 0 {
+        let (lo, hi) = word.split_at(8);
+        let lo = value_hits(u64::from_le_bytes(lo.try_into().unwrap_or([0; 8])));
+        let hi = value_hits(u64::from_le_bytes(hi.try_into().unwrap_or([0; 8])));
+        if lo | hi == 0 {
             i += 16;
             continue;
         }
         // The lowest flagged byte is exact (borrows only flag bytes above a true hit).
-        let at = i + (hits.trailing_zeros() / 8) as usize;
+        let at = if lo != 0 {
+            i + (lo.trailing_zeros() / 8) as usize
+        } else {
+            i + 8 + (hi.trailing_zeros() / 8) as usize
+        };
         if buf[at] != b'\t' {
             return at;
         }
@@ -112,6 +129,17 @@ pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// Flags (high bit of the byte) the bytes of `x` below 0x20 or equal to 0x7F; exact for the
+/// lowest flagged byte.
+#[inline(always)]
+fn value_hits(x: u64) -> u64 {
+    const LO: u64 = u64::from_le_bytes([1; 8]);
+    const HI: u64 = u64::from_le_bytes([0x80; 8]);
+    let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
+    let del = x ^ (LO * 0x7f);
+    below_space | (del.wrapping_sub(LO) & !del & HI)
 }
 
 /// Strips optional whitespace (`OWS = *( SP / HTAB )`, RFC 9110 §5.6.3) from both ends. Only SP
@@ -214,6 +242,26 @@ mod tests {
                 for start in 0..=at {
                     assert_eq!(
                         skip_value(&buf, start),
+                        naive.max(start),
+                        "byte {b:#x} at {at}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn skip_tchar_stops_at_every_non_tchar_in_every_position() {
+        for b in 0..=255u8 {
+            for at in 0..12 {
+                let mut buf = [b'a'; 14];
+                buf[at] = b;
+                let naive = (0..buf.len())
+                    .find(|&k| !is_tchar(buf[k]))
+                    .unwrap_or(buf.len());
+                for start in 0..=at {
+                    assert_eq!(
+                        skip_tchar(&buf, start),
                         naive.max(start),
                         "byte {b:#x} at {at}"
                     );
