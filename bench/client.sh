@@ -44,8 +44,10 @@ run_wrk() {
 }
 run_twelve() {
   local f=$2
+  # Warmed up by a separate run exactly as wrk is, so both processes are charged the same way.
+  "$BIN" bench "$1" --cpus 1 -t1 -c"$CONNS" -d"${WARMUP_S}s" --warmup 0 "${HDRS[@]}" > /dev/null 2>&1 || true
   TIMEFORMAT='%U %S %R'
-  { time "$BIN" bench "$1" --cpus 1 -t1 -c"$CONNS" -d"${DURATION_S}s" --warmup "${WARMUP_S}s" --timeout 5s "${HDRS[@]}" --json > "$f" 2> "$f.err"; } 2> "$f.time"
+  { time "$BIN" bench "$1" --cpus 1 -t1 -c"$CONNS" -d"${DURATION_S}s" --warmup 0 --timeout 5s "${HDRS[@]}" --json > "$f" 2> "$f.err"; } 2> "$f.time"
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["requests"], d["rps"])' "$f"
 }
 
@@ -58,9 +60,8 @@ run_twelve() {
   echo "- kernel: $(uname -r); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
   echo "- pinning: servers on CPU 0 (one worker), client on CPU 1; -t1 -c$CONNS, ${DURATION_S}s measured after ${WARMUP_S}s warm-up"
   echo "- command: \`bench/client.sh\` (ROUNDS=$ROUNDS)"
-  echo "- client CPU is user+sys of the client process from bash \`time\`, which includes the warm-up"
-  echo "  for twelve bench (same process) and not for wrk (separate warm-up run); per-request CPU"
-  echo "  divides by measured requests only, so twelve bench is charged for its warm-up."
+  echo "- client CPU is user+sys of the whole client process from bash \`time\`; each client is"
+  echo "  warmed up by a separate ${WARMUP_S}s run first, so neither is charged for its warm-up"
 } > "$OUT/README.md"
 
 TSV="$OUT/runs.tsv"
