@@ -1,12 +1,12 @@
 //! `twelve bench`: command-line flags and the glue to twelve-load (the generator) and
 //! twelve-report (the writers); with no URL, it starts twelve's own server in-process first.
-use anyhow::{Context, bail};
+use crate::load_args::{CpuPlan, Embedded, LoadArgs};
+use anyhow::Context;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
-use twelve_load::{Arrival, Config, Model, Stop, Target, parse_duration, parse_rate};
+use twelve_load::{Config, parse_duration, parse_rate};
 use twelve_report::{IntervalLog, JsonReport, Slo};
-use twelve_sys::CpuList;
 
 /// Flags of `twelve bench` (boxed: the flag set is large, and `Command` should stay small).
 #[derive(clap::Args, Debug)]
@@ -22,66 +22,15 @@ struct Flags {
     /// in this process on a free 127.0.0.1 port, pinned to one CPU, and load its /json.
     #[arg(value_name = "URL")]
     urls: Vec<String>,
-    /// Connections, spread evenly over the threads.
-    #[arg(short = 'c', long, value_name = "N", default_value_t = 64)]
-    connections: usize,
-    /// Worker threads (default: one per CPU of --cpus, less the embedded server's).
-    #[arg(short = 't', long, value_name = "N")]
-    threads: Option<usize>,
-    /// CPUs to pin workers (and the embedded server) to, kernel list syntax (0-3,8).
-    /// Default: all online CPUs.
-    #[arg(long, value_name = "LIST")]
-    cpus: Option<String>,
-    /// CPU of the embedded server (default: the first of --cpus).
-    #[arg(long, value_name = "CPU")]
-    server_cpu: Option<usize>,
-    /// Measured duration (after --warmup): 10s, 500ms, 2m.
-    #[arg(short = 'd', long, value_name = "DUR", default_value = "5s")]
-    duration: String,
     /// Stop after this many requests instead of a duration (10k, 1M).
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
     requests: Option<String>,
-    /// Warm-up before measuring, excluded from every statistic (default 1s; 0 with -n).
-    #[arg(long, value_name = "DUR")]
-    warmup: Option<String>,
     /// Open model: requests per second from one global schedule, each due request taken by
     /// any idle connection; latency is also recorded from the intended start.
     #[arg(short = 'R', long, value_name = "RATE")]
     rate: Option<String>,
-    /// Arrival process of the open model.
-    #[arg(long, value_name = "KIND", default_value = "uniform", value_parser = ["uniform", "poisson"])]
-    arrival: String,
-    /// Seed of the Poisson arrivals.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    seed: u64,
-    /// Requests in flight per connection (one send per batch, one latency per request).
-    #[arg(short = 'p', long, value_name = "DEPTH", default_value_t = 1)]
-    pipeline: usize,
-    /// A new connection per request (sends Connection: close), as ab without -k.
-    #[arg(long)]
-    close: bool,
-    /// Reopen each connection after N requests.
-    #[arg(long, value_name = "N")]
-    requests_per_conn: Option<u64>,
-    /// HTTP method.
-    #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET")]
-    method: String,
-    /// Extra header line "Name: value" (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    headers: Vec<String>,
-    /// Request body.
-    #[arg(short = 'b', long, value_name = "BODY", conflicts_with = "body_file")]
-    body: Option<String>,
-    /// Request body read from a file.
-    #[arg(long, value_name = "FILE")]
-    body_file: Option<std::path::PathBuf>,
-    /// A request with no complete response after this long is counted as a timeout and its
-    /// connection reopened.
-    #[arg(long, value_name = "DUR", default_value = "2s")]
-    timeout: String,
-    /// Give up a connect after this long (counted, then retried).
-    #[arg(long, value_name = "DUR", default_value = "2s")]
-    connect_timeout: String,
+    #[command(flatten)]
+    load: LoadArgs,
     /// Print the report as JSON (schema: crates/report/schema/bench-report.schema.json).
     #[arg(long)]
     json: bool,
@@ -109,24 +58,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| Slo::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let (server_cpu, worker_cpus) = plan_cpus(&args)?;
-    let server = match server_cpu {
-        Some(cpu) => Some(start_server(cpu)?),
-        None => None,
-    };
-    let urls = match &server {
-        Some(h) => vec![format!("http://{}/json", h.local_addrs()[0])],
-        None => args.urls.clone(),
-    };
+    let plan = plan_cpus(&args)?;
+    let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut config = config(&args, &urls)?;
-    config.worker_cpus = worker_cpus;
+    config.worker_cpus = plan.workers;
     let outcome = run_load(&config);
-    if let Some(h) = server {
-        h.shutdown();
-        h.join();
-    }
+    server.stop();
     let mut outcome = outcome?;
-    outcome.result.info.server_cpu = server_cpu;
+    outcome.result.info.server_cpu = plan.server;
     let passed = write_outputs(&args, outcome, &slos)?;
     Ok(if passed {
         ExitCode::SUCCESS
@@ -135,36 +74,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The embedded server's CPU (when there is no URL) and each worker's CPU: one worker per CPU
-/// of --cpus less the server's, or --threads of them taken in turn.
-fn plan_cpus(args: &Flags) -> anyhow::Result<(Option<usize>, Vec<Option<usize>>)> {
-    let cpus = match &args.cpus {
-        Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
-        None => twelve_sys::cpus::online(),
-    };
-    if cpus.is_empty() {
-        bail!("--cpus: no CPU to run on");
-    }
-    let server_cpu = args
-        .urls
-        .is_empty()
-        .then(|| args.server_cpu.unwrap_or(cpus.as_slice()[0]));
-    let mut pool: Vec<usize> = cpus
-        .as_slice()
-        .iter()
-        .copied()
-        .filter(|c| Some(*c) != server_cpu)
-        .collect();
-    if pool.is_empty() {
-        // One CPU in all: the workers share it with the server.
-        pool = cpus.as_slice().to_vec();
-    }
-    let threads = args.threads.unwrap_or(pool.len());
-    if threads == 0 {
-        bail!("--threads 0: need at least one worker");
-    }
-    let workers = (0..threads).map(|i| Some(pool[i % pool.len()])).collect();
-    Ok((server_cpu, workers))
+/// The embedded server's CPU (when there is no URL) and each worker's CPU.
+fn plan_cpus(args: &Flags) -> anyhow::Result<CpuPlan> {
+    args.load.cpus(args.urls.is_empty())
 }
 
 /// Runs the generator with the live line (on a terminal only, sampled by the main thread
@@ -247,46 +159,11 @@ fn write_outputs(
     Ok(passed)
 }
 
+/// The run configuration: the shared load flags, then -R and --hdr-interval.
 fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
-    let targets = urls
-        .iter()
-        .map(|u| Target::parse(u))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut c = Config::new(targets);
-    c.connections = args.connections;
-    c.method = args.method.to_ascii_uppercase();
-    c.headers = args.headers.clone();
-    c.body = match (&args.body, &args.body_file) {
-        (Some(b), _) => b.clone().into_bytes(),
-        (None, Some(path)) => {
-            std::fs::read(path).with_context(|| format!("--body-file {}", path.display()))?
-        }
-        (None, None) => Vec::new(),
-    };
-    c.pipeline = args.pipeline;
-    c.keep_alive = !args.close;
-    c.requests_per_conn = args.requests_per_conn;
-    c.stop = match &args.requests {
-        Some(n) => Stop::Requests(parse_rate(n).context("-n/--requests")? as u64),
-        None => Stop::Duration(parse_duration(&args.duration).context("-d/--duration")?),
-    };
-    c.warmup = match (&args.warmup, &args.requests) {
-        (Some(w), _) => parse_duration(w).context("--warmup")?,
-        (None, Some(_)) => Duration::ZERO,
-        (None, None) => Duration::from_secs(1),
-    };
-    c.timeout = parse_duration(&args.timeout).context("--timeout")?;
-    c.connect_timeout = parse_duration(&args.connect_timeout).context("--connect-timeout")?;
+    let mut c = args.load.config(urls, args.requests.as_deref())?;
     if let Some(rate) = &args.rate {
-        c.model = Model::Open {
-            rate_per_s: parse_rate(rate).context("-R/--rate")?,
-            arrival: if args.arrival == "poisson" {
-                Arrival::Poisson
-            } else {
-                Arrival::Uniform
-            },
-            seed: args.seed,
-        };
+        c.model = args.load.open(parse_rate(rate).context("-R/--rate")?);
     }
     if args.hdr_log.is_some() {
         c.hdr_interval = Some(parse_duration(&args.hdr_interval).context("--hdr-interval")?);
@@ -294,20 +171,11 @@ fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
     Ok(c)
 }
 
-/// Starts twelve's server in this process: one worker pinned to `cpu`, a free loopback port,
-/// the same TechEmpower routes `twelve serve` answers.
-fn start_server(cpu: usize) -> anyhow::Result<twelve_engine::ServerHandle> {
-    let mut config = twelve_engine::Config::loopback(1);
-    config.cpus = CpuList::from_cpus([cpu]);
-    twelve_engine::Server::new(config, crate::serve::techempower_router())
-        .start()
-        .with_context(|| format!("starting the embedded server on CPU {cpu}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use twelve_load::{Arrival, Model, Stop};
 
     #[derive(Parser)]
     struct Cli {
@@ -365,7 +233,8 @@ mod tests {
 
     fn cpus_of(argv: &[&str]) -> (Option<usize>, Vec<Option<usize>>) {
         let argv = std::iter::once("bench").chain(argv.iter().copied());
-        plan_cpus(&Cli::try_parse_from(argv).unwrap().args.flags).unwrap()
+        let plan = plan_cpus(&Cli::try_parse_from(argv).unwrap().args.flags).unwrap();
+        (plan.server, plan.workers)
     }
 
     #[test]

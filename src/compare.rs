@@ -2,7 +2,7 @@
 //! bench settings; for each figure the median and min–max of each side and the ratio B/A
 //! pair by pair. A side is a URL, or a shell command that starts a server: it is started
 //! before each of its runs, its port polled until it answers, and stopped by PID after.
-use crate::sweep::LoadArgs;
+use crate::load_args::{DrainArgs, LoadArgs};
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -48,6 +48,8 @@ pub struct Args {
     json: Option<PathBuf>,
     #[command(flatten)]
     load: LoadArgs,
+    #[command(flatten)]
+    drain: DrainArgs,
 }
 
 /// One side: where to send load and, for a command, how to start it.
@@ -181,10 +183,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         SideSpec::new(&args.a, args.a_url.as_ref(), &args.url),
         SideSpec::new(&args.b, args.b_url.as_ref(), &args.url),
     ];
-    let (worker_cpus, _) = args.load.cpus(false)?;
+    let worker_cpus = args.load.cpus(false)?.workers;
     let mut configs = Vec::new();
     for s in &sides {
-        let mut c = args.load.config(std::slice::from_ref(&s.url))?;
+        let mut c = args.load.config(std::slice::from_ref(&s.url), None)?;
         c.worker_cpus = worker_cpus.clone();
         if let Some(rate) = &args.rate {
             c.model = args.load.open(parse_rate(rate).context("-R/--rate")?);
@@ -195,7 +197,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if sides.iter().any(|s| s.command.is_some()) {
         stop_server_on_signal()?;
     }
-    let drain = args.load.drain()?;
+    let drain = args.drain.policy()?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "A: {}\nB: {}", sides[0].spec, sides[1].spec)?;
     let (a, b) = interleave(args.rounds, |side, round| {

@@ -1,6 +1,7 @@
 //! `twelve sweep`: one bench run per step of a concurrency or rate plan (ab+.sh built in), or
 //! the knee search for the highest rate that meets every SLO; writes the CSV, the JSON, SVG
 //! plots and the HTML report.
+use crate::load_args::{DrainArgs, Embedded, LoadArgs};
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,150 +9,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 use twelve_load::sweep::driver::{run_knee, run_sweep};
 use twelve_load::sweep::{DrainPolicy, Drained, KneeResult, KneeSearch, parse_plan};
-use twelve_load::{Arrival, Config, Model, Stop, Target, parse_duration, parse_rate};
+use twelve_load::{Config, parse_rate};
 use twelve_report::Slo;
 use twelve_report::visual::doc::Knee;
 use twelve_report::visual::{HtmlPage, LoadKind, Step, StepRow, SweepDoc, plot, write_csv};
-use twelve_sys::CpuList;
-
-/// The bench settings a sweep or comparison shares with `twelve bench` (same names and
-/// defaults, less what a sweep varies).
-#[derive(clap::Args, Debug, Clone)]
-pub struct LoadArgs {
-    /// Connections (for --rate steps and the knee search; a --concurrency plan sets its own).
-    #[arg(short = 'c', long, value_name = "N", default_value_t = 64)]
-    pub connections: usize,
-    /// Worker threads (default: one per CPU of --cpus, less the embedded server's).
-    #[arg(short = 't', long, value_name = "N")]
-    pub threads: Option<usize>,
-    /// CPUs to pin workers (and the embedded server) to, kernel list syntax (0-3,8).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// CPU of the embedded server (default: the first of --cpus).
-    #[arg(long, value_name = "CPU")]
-    pub server_cpu: Option<usize>,
-    /// Measured duration of each run (after its own --warmup).
-    #[arg(short = 'd', long, value_name = "DUR", default_value = "5s")]
-    pub duration: String,
-    /// Warm-up before each run, excluded from every statistic.
-    #[arg(long, value_name = "DUR", default_value = "1s")]
-    pub warmup: String,
-    /// Arrival process of the open model.
-    #[arg(long, value_name = "KIND", default_value = "uniform", value_parser = ["uniform", "poisson"])]
-    pub arrival: String,
-    /// Seed of the Poisson arrivals.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
-    /// Requests in flight per connection.
-    #[arg(short = 'p', long, value_name = "DEPTH", default_value_t = 1)]
-    pub pipeline: usize,
-    /// A new connection per request (sends Connection: close), as ab without -k.
-    #[arg(long)]
-    pub close: bool,
-    /// Reopen each connection after N requests.
-    #[arg(long, value_name = "N")]
-    pub requests_per_conn: Option<u64>,
-    /// HTTP method.
-    #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET")]
-    pub method: String,
-    /// Extra header line "Name: value" (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    pub headers: Vec<String>,
-    /// Request body.
-    #[arg(short = 'b', long, value_name = "BODY", conflicts_with = "body_file")]
-    pub body: Option<String>,
-    /// Request body read from a file.
-    #[arg(long, value_name = "FILE")]
-    pub body_file: Option<PathBuf>,
-    /// Per-request timeout (counted, the connection reopened).
-    #[arg(long, value_name = "DUR", default_value = "2s")]
-    pub timeout: String,
-    /// Connect timeout.
-    #[arg(long, value_name = "DUR", default_value = "2s")]
-    pub connect_timeout: String,
-    /// Between runs, wait at most this long for the last run's connections to drain.
-    #[arg(long, value_name = "DUR", default_value = "30s")]
-    pub drain_timeout: String,
-}
-
-impl LoadArgs {
-    /// The run configuration against `urls` (closed model; callers set the model and CPUs).
-    pub fn config(&self, urls: &[String]) -> anyhow::Result<Config> {
-        let targets = urls
-            .iter()
-            .map(|u| Target::parse(u))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut c = Config::new(targets);
-        c.connections = self.connections;
-        c.method = self.method.to_ascii_uppercase();
-        c.headers = self.headers.clone();
-        c.body = match (&self.body, &self.body_file) {
-            (Some(b), _) => b.clone().into_bytes(),
-            (None, Some(p)) => {
-                std::fs::read(p).with_context(|| format!("--body-file {}", p.display()))?
-            }
-            (None, None) => Vec::new(),
-        };
-        c.pipeline = self.pipeline;
-        c.keep_alive = !self.close;
-        c.requests_per_conn = self.requests_per_conn;
-        c.stop = Stop::Duration(parse_duration(&self.duration).context("-d/--duration")?);
-        c.warmup = parse_duration(&self.warmup).context("--warmup")?;
-        c.timeout = parse_duration(&self.timeout).context("--timeout")?;
-        c.connect_timeout = parse_duration(&self.connect_timeout).context("--connect-timeout")?;
-        Ok(c)
-    }
-
-    /// The open model at `rate_per_s` with these arrival settings.
-    pub fn open(&self, rate_per_s: f64) -> Model {
-        Model::Open {
-            rate_per_s,
-            arrival: if self.arrival == "poisson" {
-                Arrival::Poisson
-            } else {
-                Arrival::Uniform
-            },
-            seed: self.seed,
-        }
-    }
-
-    /// The drain policy between runs.
-    pub fn drain(&self) -> anyhow::Result<DrainPolicy> {
-        Ok(DrainPolicy {
-            max_wait: parse_duration(&self.drain_timeout).context("--drain-timeout")?,
-            ..DrainPolicy::default()
-        })
-    }
-
-    /// (worker CPUs, embedded server CPU when `embedded`), as `twelve bench` picks them.
-    pub fn cpus(&self, embedded: bool) -> anyhow::Result<(Vec<Option<usize>>, Option<usize>)> {
-        let cpus = match &self.cpus {
-            Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
-            None => twelve_sys::cpus::online(),
-        };
-        if cpus.is_empty() {
-            bail!("--cpus: no CPU to run on");
-        }
-        let server = embedded.then(|| self.server_cpu.unwrap_or(cpus.as_slice()[0]));
-        let mut pool: Vec<usize> = cpus
-            .as_slice()
-            .iter()
-            .copied()
-            .filter(|c| Some(*c) != server)
-            .collect();
-        if pool.is_empty() {
-            pool = cpus.as_slice().to_vec();
-        }
-        let threads = self.threads.unwrap_or(pool.len());
-        if threads == 0 {
-            bail!("--threads 0: need at least one worker");
-        }
-        Ok((
-            (0..threads).map(|i| Some(pool[i % pool.len()])).collect(),
-            server,
-        ))
-    }
-}
 
 /// Flags of `twelve sweep`.
 #[derive(clap::Args, Debug)]
@@ -195,6 +56,8 @@ pub struct Args {
     no_doctor: bool,
     #[command(flatten)]
     load: LoadArgs,
+    #[command(flatten)]
+    drain: DrainArgs,
 }
 
 /// Runs `twelve sweep`.
@@ -204,21 +67,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| Slo::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let embedded = args.urls.is_empty();
-    let (worker_cpus, server_cpu) = args.load.cpus(embedded)?;
-    let server = server_cpu.map(start_server).transpose()?;
-    let urls = match &server {
-        Some(h) => vec![format!("http://{}/json", h.local_addrs()[0])],
-        None => args.urls.clone(),
-    };
-    let mut base = args.load.config(&urls)?;
-    base.worker_cpus = worker_cpus;
-    let drain = args.load.drain()?;
+    let plan = args.load.cpus(args.urls.is_empty())?;
+    let (server, urls) = Embedded::start(plan.server, &args.urls)?;
+    let mut base = args.load.config(&urls, None)?;
+    base.worker_cpus = plan.workers;
+    let drain = args.drain.policy()?;
     let result = measure(&args, &mut base, &slos, &drain);
-    if let Some(h) = server {
-        h.shutdown();
-        h.join();
-    }
+    server.stop();
     let (kind, mode, steps, knee) = result?;
     write_outputs(&args, &base, &urls, kind, mode, &steps, knee.as_ref())?;
     Ok(match (&knee, mode) {
@@ -373,7 +228,7 @@ fn settings(args: &Args, base: &Config, urls: &[String]) -> Vec<(String, String)
             base.connections.to_string(),
         ),
         ("duration per step".into(), args.load.duration.clone()),
-        ("warm-up per step".into(), args.load.warmup.clone()),
+        ("warm-up per step".into(), args.load.warmup_text().into()),
         ("pipeline".into(), base.pipeline.to_string()),
         ("keep-alive".into(), base.keep_alive.to_string()),
         ("timeout".into(), args.load.timeout.clone()),
@@ -469,16 +324,6 @@ fn knee_json(k: &KneeResult) -> Knee {
 
 fn create(p: &Path, flag: &str) -> anyhow::Result<std::fs::File> {
     std::fs::File::create(p).with_context(|| format!("{flag} {}", p.display()))
-}
-
-/// Starts twelve's server in this process: one worker pinned to `cpu`, a free loopback port,
-/// `twelve serve`'s TechEmpower routes (the server `twelve bench` embeds).
-fn start_server(cpu: usize) -> anyhow::Result<twelve_engine::ServerHandle> {
-    let mut config = twelve_engine::Config::loopback(1);
-    config.cpus = CpuList::from_cpus([cpu]);
-    twelve_engine::Server::new(config, crate::serve::techempower_router())
-        .start()
-        .with_context(|| format!("starting the embedded server on CPU {cpu}"))
 }
 
 #[cfg(test)]

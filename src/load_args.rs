@@ -1,0 +1,211 @@
+//! The load flags `twelve bench`, `twelve sweep` and `twelve compare` share (one set of names,
+//! defaults and help text), the twelve-load `Config` they build, the CPU plan, and the
+//! embedded server a run without a URL measures.
+use anyhow::{Context, bail};
+use std::path::PathBuf;
+use std::time::Duration;
+use twelve_load::sweep::DrainPolicy;
+use twelve_load::{Arrival, Config, Model, Stop, Target, parse_duration, parse_rate};
+use twelve_sys::CpuList;
+
+/// Warm-up when --warmup is not given and the run is timed (a counted run has none).
+pub const DEFAULT_WARMUP: &str = "1s";
+
+/// The bench settings shared by every command that generates load.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoadArgs {
+    /// Connections, spread evenly over the threads (a sweep's --concurrency plan sets its own).
+    #[arg(short = 'c', long, value_name = "N", default_value_t = 64)]
+    pub connections: usize,
+    /// Worker threads (default: one per CPU of --cpus, less the embedded server's).
+    #[arg(short = 't', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// CPUs to pin workers (and the embedded server) to, kernel list syntax (0-3,8).
+    /// Default: all online CPUs.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// CPU of the embedded server (default: the first of --cpus).
+    #[arg(long, value_name = "CPU")]
+    pub server_cpu: Option<usize>,
+    /// Measured duration of each run (after --warmup): 10s, 500ms, 2m.
+    #[arg(short = 'd', long, value_name = "DUR", default_value = "5s")]
+    pub duration: String,
+    /// Warm-up before each run, excluded from every statistic (default 1s; 0 with -n).
+    #[arg(long, value_name = "DUR")]
+    pub warmup: Option<String>,
+    /// Arrival process of the open model.
+    #[arg(long, value_name = "KIND", default_value = "uniform", value_parser = ["uniform", "poisson"])]
+    pub arrival: String,
+    /// Seed of the Poisson arrivals.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Requests in flight per connection (one send per batch, one latency per request).
+    #[arg(short = 'p', long, value_name = "DEPTH", default_value_t = 1)]
+    pub pipeline: usize,
+    /// A new connection per request (sends Connection: close), as ab without -k.
+    #[arg(long)]
+    pub close: bool,
+    /// Reopen each connection after N requests.
+    #[arg(long, value_name = "N")]
+    pub requests_per_conn: Option<u64>,
+    /// HTTP method.
+    #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET")]
+    pub method: String,
+    /// Extra header line "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// Request body.
+    #[arg(short = 'b', long, value_name = "BODY", conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file.
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+    /// A request with no complete response after this long is counted as a timeout and its
+    /// connection reopened.
+    #[arg(long, value_name = "DUR", default_value = "2s")]
+    pub timeout: String,
+    /// Give up a connect after this long (counted, then retried).
+    #[arg(long, value_name = "DUR", default_value = "2s")]
+    pub connect_timeout: String,
+}
+
+/// The pause between runs, for the commands that make several (sweep, compare).
+#[derive(clap::Args, Debug, Clone)]
+pub struct DrainArgs {
+    /// Between runs, wait at most this long for the last run's connections to drain.
+    #[arg(long, value_name = "DUR", default_value = "30s")]
+    pub drain_timeout: String,
+}
+
+impl DrainArgs {
+    /// The drain policy between runs.
+    pub fn policy(&self) -> anyhow::Result<DrainPolicy> {
+        Ok(DrainPolicy {
+            max_wait: parse_duration(&self.drain_timeout).context("--drain-timeout")?,
+            ..DrainPolicy::default()
+        })
+    }
+}
+
+/// Where the embedded server runs and where each worker runs.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CpuPlan {
+    /// The embedded server's CPU; `None` when a URL was given.
+    pub server: Option<usize>,
+    /// Each worker's CPU.
+    pub workers: Vec<Option<usize>>,
+}
+
+impl LoadArgs {
+    /// The run configuration against `urls`: closed model, timed, or counted when `requests`
+    /// (the text of -n/--requests) is given. Callers set the model (see [`Self::open`]) and
+    /// the CPUs (see [`Self::cpus`]).
+    pub fn config(&self, urls: &[String], requests: Option<&str>) -> anyhow::Result<Config> {
+        let targets = urls
+            .iter()
+            .map(|u| Target::parse(u))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut c = Config::new(targets);
+        c.connections = self.connections;
+        c.method = self.method.to_ascii_uppercase();
+        c.headers = self.headers.clone();
+        c.body = match (&self.body, &self.body_file) {
+            (Some(b), _) => b.clone().into_bytes(),
+            (None, Some(p)) => {
+                std::fs::read(p).with_context(|| format!("--body-file {}", p.display()))?
+            }
+            (None, None) => Vec::new(),
+        };
+        c.pipeline = self.pipeline;
+        c.keep_alive = !self.close;
+        c.requests_per_conn = self.requests_per_conn;
+        c.stop = match requests {
+            Some(n) => Stop::Requests(parse_rate(n).context("-n/--requests")? as u64),
+            None => Stop::Duration(parse_duration(&self.duration).context("-d/--duration")?),
+        };
+        c.warmup = match (&self.warmup, requests) {
+            (Some(w), _) => parse_duration(w).context("--warmup")?,
+            (None, Some(_)) => Duration::ZERO,
+            (None, None) => parse_duration(DEFAULT_WARMUP)?,
+        };
+        c.timeout = parse_duration(&self.timeout).context("--timeout")?;
+        c.connect_timeout = parse_duration(&self.connect_timeout).context("--connect-timeout")?;
+        Ok(c)
+    }
+
+    /// The --warmup text as given, or the default's.
+    pub fn warmup_text(&self) -> &str {
+        self.warmup.as_deref().unwrap_or(DEFAULT_WARMUP)
+    }
+
+    /// The open model at `rate_per_s` with these arrival settings.
+    pub fn open(&self, rate_per_s: f64) -> Model {
+        Model::Open {
+            rate_per_s,
+            arrival: if self.arrival == "poisson" {
+                Arrival::Poisson
+            } else {
+                Arrival::Uniform
+            },
+            seed: self.seed,
+        }
+    }
+
+    /// The embedded server's CPU (when `embedded`: no URL was given) and each worker's CPU:
+    /// one worker per CPU of --cpus less the server's, or --threads of them taken in turn.
+    pub fn cpus(&self, embedded: bool) -> anyhow::Result<CpuPlan> {
+        let cpus = match &self.cpus {
+            Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
+            None => twelve_sys::cpus::online(),
+        };
+        if cpus.is_empty() {
+            bail!("--cpus: no CPU to run on");
+        }
+        let server = embedded.then(|| self.server_cpu.unwrap_or(cpus.as_slice()[0]));
+        let mut pool: Vec<usize> = cpus
+            .as_slice()
+            .iter()
+            .copied()
+            .filter(|c| Some(*c) != server)
+            .collect();
+        if pool.is_empty() {
+            // One CPU in all: the workers share it with the server.
+            pool = cpus.as_slice().to_vec();
+        }
+        let threads = self.threads.unwrap_or(pool.len());
+        if threads == 0 {
+            bail!("--threads 0: need at least one worker");
+        }
+        let workers = (0..threads).map(|i| Some(pool[i % pool.len()])).collect();
+        Ok(CpuPlan { server, workers })
+    }
+}
+
+/// twelve's own server, started in this process when a run is given no URL.
+pub struct Embedded(Option<twelve_engine::ServerHandle>);
+
+impl Embedded {
+    /// With a CPU, starts the server there (one worker, a free loopback port, the same
+    /// TechEmpower routes `twelve serve` answers) and returns its /json URL as the only
+    /// target; without one, returns `urls` and starts nothing.
+    pub fn start(cpu: Option<usize>, urls: &[String]) -> anyhow::Result<(Self, Vec<String>)> {
+        let Some(cpu) = cpu else {
+            return Ok((Self(None), urls.to_vec()));
+        };
+        let mut config = twelve_engine::Config::loopback(1);
+        config.cpus = CpuList::from_cpus([cpu]);
+        let handle = twelve_engine::Server::new(config, crate::serve::techempower_router())
+            .start()
+            .with_context(|| format!("starting the embedded server on CPU {cpu}"))?;
+        let url = format!("http://{}/json", handle.local_addrs()[0]);
+        Ok((Self(Some(handle)), vec![url]))
+    }
+
+    /// Stops the server, if one was started, and waits for its workers.
+    pub fn stop(self) {
+        if let Some(h) = self.0 {
+            h.shutdown();
+            h.join();
+        }
+    }
+}
