@@ -16,6 +16,8 @@ use twelve_sys::CpuList;
 pub struct Args {
     /// Address to listen on (repeatable; IPv6 as [::1]:8080). Every worker gets its own
     /// SO_REUSEPORT listener on each address.
+    // clap prints this text verbatim (no markdown), so `[::1]` cannot be escaped for rustdoc.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: Vec<String>,
     /// Run workers on the first N CPUs of --cpus (default: one per CPU).
