@@ -1,90 +1,11 @@
 //! The `--json` document of a real (synthetic-data) run validates against the shipped JSON
-//! Schema, with a validator for the keywords the schema uses (written here rather than pulling
-//! a large validator crate into the build).
+//! Schema, with the tests' small validator (tests/common/validate.rs).
+mod common;
+
+use common::validate::validate;
 use serde_json::Value;
 use std::time::Duration;
 use twelve_report::{JsonReport, RunInfo, RunResult, SCHEMA, Slo, WorkerResult};
-
-/// Validates `v` against `s`; returns the path of every violation.
-fn validate(root: &Value, s: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
-    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
-        let name = r.strip_prefix("#/$defs/").expect("local refs only");
-        validate(root, &root["$defs"][name], v, path, out);
-    }
-    if let Some(t) = s.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(one) => vec![one.as_str()],
-            Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
-            _ => panic!("bad type keyword"),
-        };
-        let ok = types.iter().any(|t| match *t {
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            "string" => v.is_string(),
-            "boolean" => v.is_boolean(),
-            "null" => v.is_null(),
-            "number" => v.is_number(),
-            "integer" => v.is_u64() || v.is_i64(),
-            other => panic!("unknown type {other}"),
-        });
-        if !ok {
-            out.push(format!("{path}: {v} is not {types:?}"));
-            return;
-        }
-    }
-    if let Some(c) = s.get("const") {
-        if c != v {
-            out.push(format!("{path}: {v} != const {c}"));
-        }
-    }
-    if let Some(e) = s.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            out.push(format!("{path}: {v} not in enum"));
-        }
-    }
-    if let (Some(min), Some(x)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
-        if x < min {
-            out.push(format!("{path}: {x} < minimum {min}"));
-        }
-    }
-    if let (Some(max), Some(x)) = (s.get("maximum").and_then(Value::as_f64), v.as_f64()) {
-        if x > max {
-            out.push(format!("{path}: {x} > maximum {max}"));
-        }
-    }
-    if let Some(obj) = v.as_object() {
-        for r in s
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let r = r.as_str().unwrap();
-            if !obj.contains_key(r) {
-                out.push(format!("{path}: missing {r}"));
-            }
-        }
-        let props = s.get("properties").and_then(Value::as_object);
-        for (k, val) in obj {
-            if let Some(ps) = props.and_then(|p| p.get(k)) {
-                validate(root, ps, val, &format!("{path}.{k}"), out);
-            } else {
-                match s.get("additionalProperties") {
-                    Some(Value::Bool(false)) => out.push(format!("{path}: unexpected {k}")),
-                    Some(extra @ Value::Object(_)) => {
-                        validate(root, extra, val, &format!("{path}.{k}"), out)
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
-        for (i, x) in arr.iter().enumerate() {
-            validate(root, items, x, &format!("{path}[{i}]"), out);
-        }
-    }
-}
 
 fn sample_run() -> RunResult {
     let mut workers = Vec::new();

@@ -1,6 +1,8 @@
 //! Synthetic sweep steps shared by the report's integration tests: known latencies, counts
 //! and errors, so every figure a writer prints can be checked.
 #![allow(dead_code)]
+
+pub mod validate;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use twelve_report::visual::{HtmlPage, LoadKind, Step, StepRow, plot};
 use twelve_report::{RunInfo, RunResult, Slo, WorkerResult};
