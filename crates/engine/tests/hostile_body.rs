@@ -5,31 +5,6 @@
 mod common;
 use common::*;
 
-/// Error rows: one response with one of the statuses and `Connection: close`, then EOF; the
-/// pipelined sentinel is never answered.
-macro_rules! error_rows {
-    ($($name:ident: $req:expr => $statuses:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            let srv = TestServer::start();
-            error_row(&srv, $req, &$statuses);
-            srv.finish();
-        }
-    )*};
-}
-
-/// Keep-alive rows: `name: bytes => status, body;` then a `GET /` on the same connection.
-macro_rules! keep_rows {
-    ($($name:ident: $req:expr => $status:expr, $body:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            let srv = TestServer::start();
-            keep_row(&srv, $req, $status, $body);
-            srv.finish();
-        }
-    )*};
-}
-
 /// `POST /echo` with one `Content-Length: <cl>` and a 5-byte body.
 macro_rules! cl_error_rows {
     ($($name:ident: $cl:literal;)*) => {
@@ -110,18 +85,7 @@ fn c31_incomplete_body_then_half_close_no_2xx() {
     let mut c = srv.connect();
     c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabcd");
     c.shutdown_write();
-    match c.try_response(false) {
-        Ok(r) => {
-            assert!(
-                !(200..300).contains(&r.status),
-                "2xx for an incomplete body: {r:?}"
-            );
-            assert!(r.closes(), "{r:?}");
-            assert!(c.expect_eof().is_empty());
-        }
-        Err(NoResponse::Closed(rest)) => assert!(rest.is_empty(), "{rest:?}"),
-        Err(NoResponse::TimedOut(b)) => panic!("not closed after EOF mid-body: {b:?}"),
-    }
+    assert_incomplete_body_refused(&mut c);
     srv.finish();
 }
 
@@ -283,16 +247,6 @@ fn chunked_head() -> Vec<u8> {
     b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec()
 }
 
-/// Sends `req` (possibly large; the server may answer and stop reading early, so send errors
-/// are tolerated), then expects one error response and close.
-fn big_error_row(srv: &TestServer, req: &[u8], statuses: &[u16]) {
-    let mut c = srv.connect();
-    let _ = c.try_send(req);
-    let _ = c.try_send(SENTINEL);
-    let r = c.response();
-    assert_error_then_close(&mut c, &r, statuses);
-}
-
 /// 45: one 20 KiB chunk extension (over the 16 KiB total).
 #[test]
 fn d45_one_20k_extension_rejected() {
@@ -356,18 +310,7 @@ fn d46_chunked_without_last_chunk_then_close_no_2xx() {
     let mut c = srv.connect();
     c.send(&[&chunked_head()[..], b"5\r\nhello\r\n"].concat());
     c.shutdown_write();
-    match c.try_response(false) {
-        Ok(r) => {
-            assert!(
-                !(200..300).contains(&r.status),
-                "2xx for an incomplete body: {r:?}"
-            );
-            assert!(r.closes(), "{r:?}");
-            assert!(c.expect_eof().is_empty());
-        }
-        Err(NoResponse::Closed(rest)) => assert!(rest.is_empty(), "{rest:?}"),
-        Err(NoResponse::TimedOut(b)) => panic!("not closed after EOF mid-body: {b:?}"),
-    }
+    assert_incomplete_body_refused(&mut c);
     srv.finish();
 }
 

@@ -4,19 +4,6 @@
 mod common;
 use common::*;
 
-/// Error rows: one response with one of the statuses and `Connection: close`, then EOF; the
-/// pipelined sentinel is never answered.
-macro_rules! error_rows {
-    ($($name:ident: $req:expr => $statuses:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            let srv = TestServer::start();
-            error_row(&srv, $req, &$statuses);
-            srv.finish();
-        }
-    )*};
-}
-
 error_rows! {
     // 13
     b13_http_1_1_without_host_400: b"GET / HTTP/1.1\r\n\r\n" => [400];

@@ -4,31 +4,6 @@
 mod common;
 use common::*;
 
-/// Error rows: `name: bytes => [statuses];` — one response with one of the statuses and
-/// `Connection: close`, then EOF; the pipelined sentinel is never answered.
-macro_rules! error_rows {
-    ($($name:ident: $req:expr => $statuses:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            let srv = TestServer::start();
-            error_row(&srv, $req, &$statuses);
-            srv.finish();
-        }
-    )*};
-}
-
-/// Keep-alive rows: `name: bytes => status, body;`.
-macro_rules! keep_rows {
-    ($($name:ident: $req:expr => $status:expr, $body:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            let srv = TestServer::start();
-            keep_row(&srv, $req, $status, $body);
-            srv.finish();
-        }
-    )*};
-}
-
 keep_rows! {
     // 1
     a01_two_leading_empty_lines_are_skipped: b"\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n" => 200, Some(b"root");

@@ -592,6 +592,81 @@ pub fn error_split_at_every_byte(srv: &TestServer, request: &[u8], statuses: &[u
     }
 }
 
+/// An error row for a request too large to be read whole: the server may answer and stop
+/// reading early, so send errors are tolerated; then one error response with `Connection:
+/// close`, EOF, and the sentinel sent behind it never answered.
+pub fn big_error_row(srv: &TestServer, request: &[u8], statuses: &[u16]) {
+    let mut c = srv.connect();
+    let _ = c.try_send(request);
+    let _ = c.try_send(SENTINEL);
+    let r = c.response();
+    assert_error_then_close(&mut c, &r, statuses);
+}
+
+/// After an incomplete body and a half-close: never a 2xx; either an error response with
+/// `Connection: close` and EOF, or a close with nothing sent.
+pub fn assert_incomplete_body_refused(c: &mut Client) {
+    match c.try_response(false) {
+        Ok(r) => {
+            assert!(
+                !(200..300).contains(&r.status),
+                "2xx for an incomplete body: {r:?}"
+            );
+            assert!(r.closes(), "{r:?}");
+            assert!(c.expect_eof().is_empty());
+        }
+        Err(NoResponse::Closed(rest)) => assert!(rest.is_empty(), "{rest:?}"),
+        Err(NoResponse::TimedOut(b)) => panic!("not closed after EOF mid-body: {b:?}"),
+    }
+}
+
+/// A HEAD response carries the GET response's status line and fields (`Date` aside, as it
+/// may tick between them), RFC 9110 §9.3.2.
+pub fn assert_head_fields_match_get(head: &Resp, get: &Resp) {
+    let without_date = |r: &Resp| -> Vec<(String, String)> {
+        r.headers
+            .iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case("date"))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(head.status_line, get.status_line);
+    assert_eq!(without_date(head), without_date(get));
+}
+
+/// Error rows: `name: bytes => [statuses];`, one `#[test]` each running [`error_row`] on a
+/// fresh server: one response with one of the statuses and `Connection: close`, then EOF; the
+/// pipelined sentinel is never answered.
+#[allow(unused_macros)] // Not every suite has error rows.
+macro_rules! error_rows {
+    ($($name:ident: $req:expr => $statuses:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            let srv = TestServer::start();
+            error_row(&srv, $req, &$statuses);
+            srv.finish();
+        }
+    )*};
+}
+#[allow(unused_imports)] // Not every suite has error rows.
+pub(crate) use error_rows;
+
+/// Keep-alive rows: `name: bytes => status, body;`, one `#[test]` each running [`keep_row`]
+/// (then a `GET /` on the same connection) on a fresh server.
+#[allow(unused_macros)] // Not every suite has keep-alive rows.
+macro_rules! keep_rows {
+    ($($name:ident: $req:expr => $status:expr, $body:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            let srv = TestServer::start();
+            keep_row(&srv, $req, $status, $body);
+            srv.finish();
+        }
+    )*};
+}
+#[allow(unused_imports)] // Not every suite has keep-alive rows.
+pub(crate) use keep_rows;
+
 /// Sets SO_LINGER 0 so that dropping the stream sends a RST instead of a FIN.
 pub fn reset(stream: TcpStream) {
     let s = socket2::Socket::from(stream);
