@@ -52,52 +52,9 @@ pub(crate) enum TimeoutKind {
 
 const TIMEOUT_NAMES: [&str; 5] = ["header", "body", "keep_alive", "send", "linger"];
 
-/// Every parse error the codec reports, in the order of the `parse_errors` counters; a variant
-/// added to the (non-exhaustive) enum later is counted in the last slot, "other".
-const PARSE_ERRORS: [ParseError; 38] = {
-    use ParseError::*;
-    [
-        TooManyEmptyLines,
-        BareLf,
-        BareCr,
-        InvalidMethod,
-        UnknownMethod,
-        InvalidRequestLine,
-        InvalidTarget,
-        TargetFormMismatch,
-        RequestLineTooLong,
-        InvalidVersion,
-        UnsupportedVersion,
-        InvalidHeaderName,
-        WhitespaceBeforeColon,
-        ObsFold,
-        InvalidHeaderValue,
-        HeaderLineTooLong,
-        TooManyHeaders,
-        HeadTooLarge,
-        MissingHost,
-        DuplicateHost,
-        InvalidHost,
-        InvalidContentLength,
-        DuplicateContentLength,
-        TransferEncodingWithContentLength,
-        TransferEncodingInHttp10,
-        InvalidTransferEncoding,
-        ChunkedNotFinal,
-        ChunkedTwice,
-        ChunkedWithParameters,
-        UnknownTransferCoding,
-        BodyTooLarge,
-        InvalidChunkSize,
-        ChunkSizeOverflow,
-        InvalidChunkDelimiter,
-        InvalidChunkExtension,
-        ChunkExtensionsTooLong,
-        InvalidTrailer,
-        TrailersTooLarge,
-    ]
-};
-const PARSE_SLOTS: usize = PARSE_ERRORS.len() + 1;
+/// One counter per parse error, indexed by `ParseError::index`, and a last slot, "Other", in
+/// case a variant added to the (non-exhaustive) enum is ever indexed past `ParseError::COUNT`.
+const PARSE_SLOTS: usize = ParseError::COUNT + 1;
 
 /// One worker's counters. Created by the server, written only by its worker.
 #[derive(Debug)]
@@ -148,11 +105,7 @@ impl WorkerMetrics {
     }
 
     pub(crate) fn parse_error(&self, e: ParseError) {
-        let i = PARSE_ERRORS
-            .iter()
-            .position(|k| *k == e)
-            .unwrap_or(PARSE_ERRORS.len());
-        self.parse_errors[i].inc();
+        self.parse_errors[e.index().min(ParseError::COUNT)].inc();
     }
 }
 
@@ -219,7 +172,7 @@ impl MetricsSnapshot {
         }
         for (i, n) in parse.iter().enumerate() {
             if *n > 0 {
-                let name = PARSE_ERRORS
+                let name = ParseError::ALL
                     .get(i)
                     .map_or_else(|| "Other".to_owned(), |e| format!("{e:?}"));
                 s.parse_errors.push((name, *n));
