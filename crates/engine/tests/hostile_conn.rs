@@ -213,10 +213,11 @@ fn e47e_expect_100_continue_with_body_already_sent() {
 #[test]
 fn e47e_expect_100_continue_over_limit_413_without_100() {
     let srv = TestServer::start();
-    let mut c = srv.connect();
-    c.send(b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n");
-    let r = c.response();
-    assert_error_then_close(&mut c, &r, &[413]);
+    lone_error_row(
+        &srv,
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n",
+        &[413],
+    );
     srv.finish();
 }
 
@@ -653,10 +654,7 @@ fn e47q_body_over_limit_413() {
 #[test]
 fn e47a_deep_pipeline_through_backpressure() {
     let srv = TestServer::start();
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.set_recv_buffer_size(4096).unwrap();
-    s.connect_timeout(&srv.addr.into(), BOUND).unwrap();
-    let mut c = Client::from_stream(s.into());
+    let mut c = Client::from_stream(small_window_client(&srv));
     let n = 30_000;
     let batch: Vec<u8> = (0..n)
         .flat_map(|i| if i % 2 == 0 { GET_JSON } else { GET_X })
@@ -687,10 +685,7 @@ fn e47a_deep_pipeline_through_backpressure() {
 #[test]
 fn e47j_reader_that_never_reads_closed_after_send_timeout() {
     let srv = TestServer::start();
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.set_recv_buffer_size(4096).unwrap();
-    s.connect_timeout(&srv.addr.into(), BOUND).unwrap();
-    let mut c = Client::from_stream(s.into());
+    let mut c = Client::from_stream(small_window_client(&srv));
     let n = 30_000;
     let batch: Vec<u8> = std::iter::repeat_n(GET_JSON, n)
         .flatten()

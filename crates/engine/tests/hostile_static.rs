@@ -147,15 +147,6 @@ fn rss_kib() -> usize {
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
-/// A client socket with a 4 KiB receive buffer (set before connect, which also turns off
-/// receive-buffer autotuning), so the server cannot park a 10 MiB file in kernel buffers.
-fn small_window_client(srv: &TestServer) -> std::net::TcpStream {
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.set_recv_buffer_size(4096).unwrap();
-    s.connect_timeout(&srv.addr.into(), BOUND).unwrap();
-    s.into()
-}
-
 /// 47j: a reader that stops reading a 10 MiB file: the server closes after its send timeout,
 /// and its memory does not grow by the file size (the body goes by sendfile, never through a
 /// user-space buffer). A 1 byte/s reader looks the same to the sender: TCP reopens a window

@@ -592,6 +592,25 @@ pub fn error_split_at_every_byte(srv: &TestServer, request: &[u8], statuses: &[u
     }
 }
 
+/// An error row with nothing behind the request (for requests the server answers before it
+/// has all of them, or after a timeout): one response with one of `statuses`, `Connection:
+/// close`, then EOF.
+pub fn lone_error_row(srv: &TestServer, request: &[u8], statuses: &[u16]) {
+    let mut c = srv.connect();
+    c.send(request);
+    let r = c.response();
+    assert_error_then_close(&mut c, &r, statuses);
+}
+
+/// A client socket with a 4 KiB receive buffer (set before connect, which also turns off
+/// receive-buffer autotuning), so the server cannot park its output in kernel buffers.
+pub fn small_window_client(srv: &TestServer) -> TcpStream {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(4096).unwrap();
+    s.connect_timeout(&srv.addr.into(), BOUND).unwrap();
+    s.into()
+}
+
 /// An error row for a request too large to be read whole: the server may answer and stop
 /// reading early, so send errors are tolerated; then one error response with `Connection:
 /// close`, EOF, and the sentinel sent behind it never answered.
