@@ -149,20 +149,13 @@ pub(crate) fn irq_affinity(snap: &Snapshot) -> Outcome {
             }
         }
     }
-    if found.is_empty() {
-        return Outcome::unknown("no NIC queue IRQs found in /proc/interrupts");
-    }
-    let found = found.join(", ");
-    if actions.is_empty() {
-        return Outcome::ok(found);
-    }
-    Outcome::new(
-        Status::Advise,
-        found,
+    advise(
+        found.join(", "),
+        actions,
+        "no NIC queue IRQs found in /proc/interrupts",
         "Pin queue i's interrupt to CPU i, so the CPU that receives a packet is the CPU whose \
          listener accepts it (and stop irqbalance, which would move them back).",
     )
-    .with(actions)
 }
 
 /// `nic.irqbalance`: irqbalance moves IRQs around and undoes pinning.
@@ -212,20 +205,13 @@ pub(crate) fn rps(snap: &Snapshot) -> Outcome {
             }
         }
     }
-    if found.is_empty() {
-        return Outcome::unknown("no rps_cpus files (no NIC, or a kernel without RPS)");
-    }
-    let found = found.join(", ");
-    if actions.is_empty() {
-        return Outcome::ok(found);
-    }
-    Outcome::new(
-        Status::Advise,
-        found,
+    advise(
+        found.join(", "),
+        actions,
+        "no rps_cpus files (no NIC, or a kernel without RPS)",
         "With fewer receive queues than CPUs, let RPS hash flows onto every CPU; with a queue \
          per CPU, leave RPS off (it only adds inter-processor interrupts).",
     )
-    .with(actions)
 }
 
 /// `nic.xps`: transmit queue i used by CPU i.
@@ -315,23 +301,14 @@ pub(crate) fn coalesce(snap: &Snapshot) -> Outcome {
             ));
         }
     }
-    if found.is_empty() {
-        return Outcome::unknown(
-            "no `ethtool -c` output (ethtool not installed, or the NIC does not report \
-             coalescing)",
-        );
-    }
-    let found = found.join("; ");
-    if actions.is_empty() {
-        return Outcome::ok(found);
-    }
-    Outcome::new(
-        Status::Advise,
-        found,
+    advise(
+        found.join("; "),
+        actions,
+        "no `ethtool -c` output (ethtool not installed, or the NIC does not report \
+         coalescing)",
         "With busy polling on, fixed and longer coalescing lets the application poll instead of \
          taking an interrupt per packet. Start at 64 us and measure.",
     )
-    .with(actions)
 }
 
 /// `nic.offload`: GRO and TSO (ethtool -k).
@@ -360,19 +337,24 @@ pub(crate) fn offload(snap: &Snapshot) -> Outcome {
             }
         }
     }
+    advise(
+        found.join("; "),
+        actions,
+        "no `ethtool -k` output (ethtool not installed)",
+        "Turn GRO and TSO on: fewer, larger packets through the stack.",
+    )
+}
+
+/// The outcome of a check over queues or NICs: unknown (`none` says why) when nothing was
+/// found, ok when nothing needs changing, otherwise `advice` with the actions.
+fn advise(found: String, actions: Vec<Action>, none: &str, advice: &str) -> Outcome {
     if found.is_empty() {
-        return Outcome::unknown("no `ethtool -k` output (ethtool not installed)");
+        return Outcome::unknown(none);
     }
-    let found = found.join("; ");
     if actions.is_empty() {
         return Outcome::ok(found);
     }
-    Outcome::new(
-        Status::Advise,
-        found,
-        "Turn GRO and TSO on: fewer, larger packets through the stack.",
-    )
-    .with(actions)
+    Outcome::new(Status::Advise, found, advice).with(actions)
 }
 
 #[cfg(test)]
