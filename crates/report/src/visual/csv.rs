@@ -1,9 +1,8 @@
 //! The sweep CSV: one row per step, the columns ab+.sh wrote (start, concurrency, complete,
 //! failed, tps, latency statistics) plus p99.9 and the client's busy share.
 use super::step::{LoadKind, Step, StepRow};
-use super::time::iso8601;
+use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::time::{Duration, UNIX_EPOCH};
 
 /// Header of a concurrency sweep. Latencies are µs (corrected), `client_busy` 0–1.
 pub const CSV_HEADER_CLOSED: &str = "start_time,concurrency,complete,failed,req_per_s,min_us,\
@@ -32,27 +31,16 @@ pub fn header(kind: LoadKind) -> &'static str {
 /// One data line (no newline). Latencies keep three decimals (ns resolution); the load prints
 /// as an integer when it is one.
 pub fn row(r: &StepRow) -> String {
-    // Round to the millisecond printed: f64 seconds since 1970 carry ~0.2 µs of error.
-    let start = iso8601(UNIX_EPOCH + Duration::from_millis((r.start_unix_s * 1e3).round() as u64));
+    let start = r.start_iso8601();
     let load = if r.load.fract() == 0.0 {
         format!("{}", r.load as u64)
     } else {
         format!("{:.3}", r.load)
     };
-    format!(
-        "{start},{load},{},{},{:.2},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3}",
-        r.complete,
-        r.failed,
-        r.rps,
-        r.min_us,
-        r.mean_us,
-        r.stddev_us,
-        r.p50_us,
-        r.p90_us,
-        r.p95_us,
-        r.p99_us,
-        r.p999_us,
-        r.max_us,
-        r.client_busy
-    )
+    let mut line = format!("{start},{load},{},{},{:.2}", r.complete, r.failed, r.rps);
+    for v in r.latencies_us() {
+        let _ = write!(line, ",{v:.3}");
+    }
+    let _ = write!(line, ",{:.3}", r.client_busy);
+    line
 }

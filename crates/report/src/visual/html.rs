@@ -4,9 +4,7 @@
 //! A Content-Security-Policy of `default-src 'none'` makes "no network fetches" a property the
 //! browser enforces (and the browser test would see its console error) rather than a promise.
 use super::step::{LoadKind, StepRow};
-use super::time::iso8601;
 use std::fmt::Write as _;
-use std::time::{Duration, UNIX_EPOCH};
 
 /// Everything the page shows.
 #[derive(Debug, Clone)]
@@ -101,8 +99,7 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
             if slo { "<th>SLO</th>" } else { "" }
         );
         for (i, (r, pass)) in self.rows.iter().enumerate() {
-            let start =
-                iso8601(UNIX_EPOCH + Duration::from_millis((r.start_unix_s * 1e3).round() as u64));
+            let start = r.start_iso8601();
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td class=\"k\">{}</td><td>{}</td><td>{}</td><td>{}</td>\
@@ -114,17 +111,7 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
                 r.failed,
                 r.rps
             );
-            for v in [
-                r.min_us,
-                r.mean_us,
-                r.stddev_us,
-                r.p50_us,
-                r.p90_us,
-                r.p95_us,
-                r.p99_us,
-                r.p999_us,
-                r.max_us,
-            ] {
+            for v in r.latencies_us() {
                 let _ = write!(h, "<td>{v:.1}</td>");
             }
             let _ = write!(h, "<td>{:.0}%</td>", r.client_busy * 100.0);

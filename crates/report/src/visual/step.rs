@@ -2,7 +2,7 @@
 use crate::result::RunResult;
 use crate::slo::SloOutcome;
 use serde::Serialize;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a sweep varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -124,5 +124,28 @@ impl StepRow {
             max_us: if h.is_empty() { 0.0 } else { us(h.max()) },
             client_busy: step.run.max_busy(),
         }
+    }
+
+    /// The start as ISO 8601 UTC with milliseconds, rounded to the millisecond printed (f64
+    /// seconds since 1970 carry ~0.2 µs of error).
+    pub fn start_iso8601(&self) -> String {
+        super::time::iso8601(
+            UNIX_EPOCH + Duration::from_millis((self.start_unix_s * 1e3).round() as u64),
+        )
+    }
+
+    /// The latency columns in table order: min, mean, stddev, p50, p90, p95, p99, p99.9, max.
+    pub fn latencies_us(&self) -> [f64; 9] {
+        [
+            self.min_us,
+            self.mean_us,
+            self.stddev_us,
+            self.p50_us,
+            self.p90_us,
+            self.p95_us,
+            self.p99_us,
+            self.p999_us,
+            self.max_us,
+        ]
     }
 }
