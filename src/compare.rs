@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
-use twelve_load::sweep::compare::{Comparison, Spread, compare};
+use twelve_load::sweep::compare::{Comparison, Spread, compare, quantile_us};
 use twelve_load::sweep::{Side, interleave, wait_drained};
 use twelve_load::{Config, Target, parse_duration, parse_rate};
 use twelve_report::RunResult;
@@ -239,15 +239,6 @@ fn run_once(
     let outcome =
         twelve_load::run(config, |_| {}).with_context(|| format!("measuring {}", side.spec))?;
     Ok(outcome.result)
-}
-
-fn quantile_us(r: &RunResult, q: f64) -> f64 {
-    let h = r.merged_latency().corrected;
-    if h.is_empty() {
-        0.0
-    } else {
-        h.value_at_quantile(q) as f64 / 1e3
-    }
 }
 
 fn cell(s: &Spread, ratio: bool) -> String {

@@ -99,7 +99,7 @@ pub const FIGURES: [(&str, bool, Figure); 8] = [
 ];
 
 /// Corrected latency at `q`, µs (0 when nothing was recorded).
-fn quantile_us(r: &RunResult, q: f64) -> f64 {
+pub fn quantile_us(r: &RunResult, q: f64) -> f64 {
     let h = r.merged_latency().corrected;
     if h.is_empty() {
         0.0
