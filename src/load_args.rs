@@ -30,7 +30,8 @@ pub struct LoadArgs {
     /// Measured duration of each run (after --warmup): 10s, 500ms, 2m.
     #[arg(short = 'd', long, value_name = "DUR", default_value = "5s")]
     pub duration: String,
-    /// Warm-up before each run, excluded from every statistic (default 1s; 0 with -n).
+    /// Warm-up before each run, excluded from every statistic (default 1s; 0 when bench runs
+    /// by count, -n).
     #[arg(long, value_name = "DUR")]
     pub warmup: Option<String>,
     /// Arrival process of the open model.
