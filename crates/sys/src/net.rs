@@ -108,22 +108,8 @@ pub fn incoming_cpu(fd: BorrowedFd<'_>) -> io::Result<u32> {
 /// privileges (kernel-facts.md).
 pub fn set_busy_poll(fd: BorrowedFd<'_>, usecs: u32) -> io::Result<()> {
     let value = libc::c_int::try_from(usecs).unwrap_or(libc::c_int::MAX);
-    // SAFETY: `fd` is a live descriptor borrowed for the call; the option value points at a
-    // local `c_int` whose size is passed as the length, as SO_BUSY_POLL expects (socket(7)).
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            SO_BUSY_POLL,
-            (&raw const value).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    // SAFETY: SO_BUSY_POLL takes a `c_int` (socket(7)), and `value` is one.
+    unsafe { set_socket_option(fd, SO_BUSY_POLL, &value) }
 }
 
 /// Attaches the study's two-instruction classic-BPF program to a reuseport listener: it returns
@@ -158,17 +144,28 @@ pub fn attach_reuseport_cpu_cbpf(fd: BorrowedFd<'_>) -> io::Result<()> {
         len: code.len() as u16,
         filter: code.as_mut_ptr(),
     };
-    // SAFETY: `fd` is live for the call; `prog` points at `code`, an array of `len` valid
-    // `sock_filter`s that outlives the call (the kernel copies the program before returning);
-    // the length passed is the size of the `sock_fprog` struct, as SO_ATTACH_FILTER-style
-    // options expect (socket(7), SO_ATTACH_REUSEPORT_CBPF).
+    // SAFETY: SO_ATTACH_REUSEPORT_CBPF takes a `sock_fprog`, as SO_ATTACH_FILTER-style options
+    // do (socket(7)); `prog` points at `code`, an array of `len` valid `sock_filter`s that
+    // outlives the call (the kernel copies the program before returning).
+    unsafe { set_socket_option(fd, SO_ATTACH_REUSEPORT_CBPF, &prog) }
+}
+
+/// `setsockopt(fd, SOL_SOCKET, name, value, size_of::<T>())`.
+///
+/// # Safety
+///
+/// `T` must be the type the kernel expects for the option `name`, and any pointer inside
+/// `value` must be valid for the reads that option makes during the call.
+unsafe fn set_socket_option<T>(fd: BorrowedFd<'_>, name: libc::c_int, value: &T) -> io::Result<()> {
+    // SAFETY: `fd` is a live descriptor borrowed for the call; `value` is a valid `T` of the
+    // length passed, and the caller guarantees that `T` is what the kernel reads for `name`.
     let rc = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
             libc::SOL_SOCKET,
-            SO_ATTACH_REUSEPORT_CBPF,
-            (&raw const prog).cast(),
-            size_of::<libc::sock_fprog>() as libc::socklen_t,
+            name,
+            std::ptr::from_ref(value).cast(),
+            size_of::<T>() as libc::socklen_t,
         )
     };
     if rc == 0 {
