@@ -63,20 +63,16 @@ pub(crate) fn isolation(snap: &Snapshot) -> Outcome {
             .and_then(|c| parse::cmdline_param(c, name))
             .and_then(parse::cpu_list)
     };
-    let isolated = snap
-        .cpu_isolated
-        .as_deref()
-        .and_then(parse::cpu_list)
-        .filter(|l| !l.is_empty())
-        .or_else(|| from_cmdline("isolcpus"))
-        .unwrap_or_default();
-    let nohz = snap
-        .cpu_nohz_full
-        .as_deref()
-        .and_then(parse::cpu_list)
-        .filter(|l| !l.is_empty())
-        .or_else(|| from_cmdline("nohz_full"))
-        .unwrap_or_default();
+    // The sysfs list when it names any CPU, else the boot parameter's.
+    let sys_or_cmdline = |sys: &Option<String>, name| {
+        sys.as_deref()
+            .and_then(parse::cpu_list)
+            .filter(|l| !l.is_empty())
+            .or_else(|| from_cmdline(name))
+            .unwrap_or_default()
+    };
+    let isolated = sys_or_cmdline(&snap.cpu_isolated, "isolcpus");
+    let nohz = sys_or_cmdline(&snap.cpu_nohz_full, "nohz_full");
     let rest: Vec<u32> = cpus
         .iter()
         .copied()
