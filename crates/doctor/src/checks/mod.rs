@@ -43,6 +43,18 @@ impl Outcome {
         )
     }
 
+    /// `rec` with the `actions` that implement it, or ok when there are none.
+    pub(crate) fn advise(
+        found: impl Into<String>,
+        rec: impl Into<String>,
+        actions: Vec<Action>,
+    ) -> Self {
+        if actions.is_empty() {
+            return Outcome::ok(found);
+        }
+        Outcome::new(Status::Advise, found, rec).with(actions)
+    }
+
     pub(crate) fn with(mut self, actions: Vec<Action>) -> Self {
         self.actions = actions;
         self

@@ -166,15 +166,11 @@ pub(crate) fn qdisc(snap: &Snapshot) -> Outcome {
             )
         })
         .collect();
-    if actions.is_empty() {
-        return Outcome::ok(found);
-    }
-    Outcome::new(
-        Status::Advise,
+    Outcome::advise(
         found,
         "Use noqueue as the NIC's root qdisc: packets go straight to the driver.",
+        actions,
     )
-    .with(actions)
 }
 
 /// `net.congestion`: TCP congestion control.

@@ -149,7 +149,7 @@ pub(crate) fn irq_affinity(snap: &Snapshot) -> Outcome {
             }
         }
     }
-    advise(
+    advise_found(
         found.join(", "),
         actions,
         "no NIC queue IRQs found in /proc/interrupts",
@@ -205,7 +205,7 @@ pub(crate) fn rps(snap: &Snapshot) -> Outcome {
             }
         }
     }
-    advise(
+    advise_found(
         found.join(", "),
         actions,
         "no rps_cpus files (no NIC, or a kernel without RPS)",
@@ -244,17 +244,12 @@ pub(crate) fn xps(snap: &Snapshot) -> Outcome {
             }
         }
     }
-    let found = found.join(", ");
-    if actions.is_empty() {
-        return Outcome::ok(found);
-    }
-    Outcome::new(
-        Status::Advise,
-        found,
+    Outcome::advise(
+        found.join(", "),
         "Map transmit queue i to CPU i (XPS), so a response leaves from the queue of the CPU \
          that built it.",
+        actions,
     )
-    .with(actions)
 }
 
 /// `nic.coalesce`: interrupt coalescing (ethtool -c) and NAPI deferral settings.
@@ -301,7 +296,7 @@ pub(crate) fn coalesce(snap: &Snapshot) -> Outcome {
             ));
         }
     }
-    advise(
+    advise_found(
         found.join("; "),
         actions,
         "no `ethtool -c` output (ethtool not installed, or the NIC does not report \
@@ -337,7 +332,7 @@ pub(crate) fn offload(snap: &Snapshot) -> Outcome {
             }
         }
     }
-    advise(
+    advise_found(
         found.join("; "),
         actions,
         "no `ethtool -k` output (ethtool not installed)",
@@ -346,15 +341,12 @@ pub(crate) fn offload(snap: &Snapshot) -> Outcome {
 }
 
 /// The outcome of a check over queues or NICs: unknown (`none` says why) when nothing was
-/// found, ok when nothing needs changing, otherwise `advice` with the actions.
-fn advise(found: String, actions: Vec<Action>, none: &str, advice: &str) -> Outcome {
+/// found, else [`Outcome::advise`].
+fn advise_found(found: String, actions: Vec<Action>, none: &str, advice: &str) -> Outcome {
     if found.is_empty() {
         return Outcome::unknown(none);
     }
-    if actions.is_empty() {
-        return Outcome::ok(found);
-    }
-    Outcome::new(Status::Advise, found, advice).with(actions)
+    Outcome::advise(found, advice, actions)
 }
 
 #[cfg(test)]
