@@ -68,11 +68,14 @@ fn serve_limited(nofile: u32) -> Option<Serve> {
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_twelve"));
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--workers", "1"]);
+    // Idle timeouts far above the test's own waits: on a loaded machine the keep-alive client
+    // from before the flood must not be closed for idleness before it is used
+    // (regression: it was closed after 5 s once and the test read an empty answer).
     cmd.args([
         "--keep-alive-timeout",
-        "5",
+        "60",
         "--header-timeout",
-        "5",
+        "60",
         "--drain-timeout",
         "1",
     ]);
