@@ -119,7 +119,11 @@ fn write_outputs(
     let plain = JsonReport::new(&outcome.result, version, vec![]);
     let judged: Vec<_> = slos.iter().map(|s| s.check(&plain)).collect();
     let passed = judged.iter().all(|o| o.pass);
-    let report = JsonReport::new(&outcome.result, version, judged);
+    let mut report = JsonReport::new(&outcome.result, version, judged);
+    // Every run carries the host's state; a zero steal window reads the counters since boot
+    // instead of sleeping after the run.
+    report.doctor =
+        serde_json::to_value(twelve_doctor::host_summary(std::time::Duration::ZERO)).ok();
     if let Some(path) = &args.hdr_log {
         let file =
             std::fs::File::create(path).with_context(|| format!("--hdr-log {}", path.display()))?;

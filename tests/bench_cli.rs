@@ -64,6 +64,9 @@ fn json_has_the_documented_fields() {
     }
     assert!(doc["connections"]["reached"].as_bool().unwrap());
     assert!(doc["client"]["cpu_ns_per_request"].as_f64().unwrap() > 0.0);
+    // The host's state rides along: the doctor's summary, one entry per check.
+    let checks = doc["doctor"]["checks"].as_array().expect("doctor.checks");
+    assert_eq!(checks.len(), twelve_doctor::CATALOGUE.len(), "{doc}");
 }
 
 #[test]

@@ -41,6 +41,10 @@ pub struct JsonReport {
     pub client: Client,
     /// SLO outcomes, in the order given.
     pub slo: Vec<SloOutcome>,
+    /// The host's state (the `twelve doctor` summary), so every run carries it; the caller
+    /// fills it in because this crate does not read the host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doctor: Option<serde_json::Value>,
     #[serde(skip)]
     corrected: Histogram<u64>,
 }
@@ -269,6 +273,7 @@ impl JsonReport {
                     .collect(),
             },
             slo,
+            doctor: None,
             corrected: lat.corrected,
         }
     }

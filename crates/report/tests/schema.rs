@@ -130,3 +130,24 @@ fn text_report_has_wrk_layout() {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
 }
+
+#[test]
+fn a_report_carrying_the_doctor_summary_matches_schema() {
+    let mut report = JsonReport::new(&sample_run(), "0.1.0", vec![]);
+    // The shape `twelve_doctor::Summary` serializes to (crates/doctor/report.schema.json).
+    report.doctor = Some(serde_json::json!({
+        "schema_version": 1, "ok": 1, "advise": 1, "warn": 0, "unknown": 0,
+        "checks": [{"id": "cpu.online", "status": "ok"}, {"id": "net.qdisc", "status": "advise"}]
+    }));
+    let doc: Value = serde_json::from_str(&report.to_json()).unwrap();
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &doc, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:#?}");
+    // And a summary missing its counts is refused.
+    let mut broken = doc.clone();
+    broken["doctor"].as_object_mut().unwrap().remove("warn");
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &broken, "$", &mut errors);
+    assert!(!errors.is_empty(), "a doctor summary without `warn` passed");
+}
