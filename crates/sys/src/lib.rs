@@ -6,6 +6,7 @@
 pub mod cpus;
 pub mod epoll;
 pub mod net;
+pub mod uring;
 
 pub use cpus::{CpuList, CpuListError};
 pub use net::ListenerOptions;
