@@ -201,6 +201,29 @@ impl Conn {
         Some(&mut self.read)
     }
 
+    /// Lends the read buffer (prepared as by [`Conn::read_buf`]) to a batched `recv`; it must
+    /// come back through [`Conn::restore_read`] before any other call on this connection.
+    pub(crate) fn lend_read(&mut self, ctx: &mut Ctx) -> Option<Vec<u8>> {
+        self.read_buf(ctx).map(std::mem::take)
+    }
+
+    /// Takes back the buffer of [`Conn::lend_read`], the bytes received appended.
+    pub(crate) fn restore_read(&mut self, buf: Vec<u8>) {
+        self.read = buf;
+    }
+
+    /// Lends the output buffer and the index of its first unsent byte to a batched `send`,
+    /// if bytes (not a file range) are due; it must come back through
+    /// [`Conn::restore_write`] before any other call on this connection.
+    pub(crate) fn lend_write(&mut self) -> Option<(Vec<u8>, usize)> {
+        (self.sent < self.write.len()).then(|| (std::mem::take(&mut self.write), self.sent))
+    }
+
+    /// Takes back the buffer of [`Conn::lend_write`], unchanged.
+    pub(crate) fn restore_write(&mut self, buf: Vec<u8>) {
+        self.write = buf;
+    }
+
     /// The socket had no more bytes (EAGAIN): give an empty read buffer back to the pool.
     pub(crate) fn drained(&mut self, ctx: &mut Ctx) {
         self.unread = false;

@@ -111,6 +111,60 @@ fn a_large_pipelined_batch_is_answered_in_order() {
     writer.join().unwrap();
 }
 
+/// Many connections with requests in flight at once, so one wait reports several and the
+/// worker batches their reads and writes (where io_uring is available): every kind of request
+/// must still get exactly its own answer, in order, and a `Connection: close` its close.
+#[test]
+fn many_connections_at_once_each_get_their_own_answers() {
+    let (server, addr) = start(Config::loopback(1));
+    let mut conns: Vec<TcpStream> = (0..64).map(|_| connect(addr)).collect();
+    for round in 0..20 {
+        for (i, s) in conns.iter_mut().enumerate() {
+            let req = match i % 4 {
+                0 => GET.to_vec(),
+                1 => {
+                    let body = format!("{round}-{i}");
+                    format!(
+                        "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .into_bytes()
+                }
+                // Two pipelined requests in one write.
+                2 => [GET, GET].concat(),
+                _ => b"GET /missing HTTP/1.1\r\nHost: a\r\n\r\n".to_vec(),
+            };
+            s.write_all(&req).unwrap();
+        }
+        for (i, s) in conns.iter_mut().enumerate() {
+            let (head, body) = read_response(s);
+            match i % 4 {
+                0 => assert_eq!(
+                    (head.starts_with("HTTP/1.1 200 "), &body[..]),
+                    (true, &b"ok"[..])
+                ),
+                1 => assert_eq!(body, format!("{round}-{i}").as_bytes()),
+                2 => {
+                    assert_eq!(body, b"ok");
+                    assert_eq!(read_response(s).1, b"ok");
+                }
+                _ => assert!(head.starts_with("HTTP/1.1 404 "), "{head}"),
+            }
+        }
+    }
+    for s in &mut conns {
+        s.write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            .unwrap();
+    }
+    for s in &mut conns {
+        let (head, body) = read_response(s);
+        assert!(head.contains("Connection: close\r\n"), "{head}");
+        assert_eq!(body, b"ok");
+        assert_closed(s);
+    }
+    assert_eq!(server.metrics().requests, 64 * 20 * 5 / 4 + 64);
+}
+
 #[test]
 fn metrics_count_requests_and_responses() {
     let (server, addr) = start(Config::loopback(1));
