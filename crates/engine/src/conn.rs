@@ -171,6 +171,16 @@ impl Conn {
         self.phase == Phase::Idle && !self.has_output()
     }
 
+    /// Nothing for `pump` to do but wait: idle, no bytes held, nothing to send, not closing,
+    /// reading not held back. `pump` would make no syscall and return `Verdict::Open`.
+    pub(crate) fn settled(&self) -> bool {
+        self.phase == Phase::Idle
+            && self.read.is_empty()
+            && !self.has_output()
+            && !self.closing
+            && !self.unread
+    }
+
     fn has_output(&self) -> bool {
         self.sent < self.write.len() || self.file.is_some()
     }

@@ -402,7 +402,12 @@ impl Worker {
         }
         tokens.clear();
         for &(token, read_again) in &finish {
-            self.drive(token, read_again, now);
+            // What `pump` would conclude, without running it: keep waiting.
+            if !read_again && self.slab.get(token).is_some_and(|l| l.conn.settled()) {
+                self.sync_timer(token);
+            } else {
+                self.drive(token, read_again, now);
+            }
         }
         finish.clear();
         (self.ops, self.op_tokens, self.finish) = (ops, tokens, finish);
