@@ -59,29 +59,77 @@ const SERVER_DATE_PREFIX: &[u8; 24] = b"\r\nServer: twelve\r\nDate: ";
 /// Length of [`server_date`]'s block.
 pub(crate) const SERVER_DATE_LEN: usize = SERVER_DATE_PREFIX.len() + DATE_LEN + 2;
 
+/// This thread's cached block, and whether the thread holds its clock (see [`refresh_date`]).
+#[derive(Clone, Copy)]
+struct Cached {
+    /// The second `block` was formatted for; `u64::MAX` means "never formatted".
+    secs: u64,
+    /// [`refresh_date`] was called: use `block` without reading the clock.
+    held: bool,
+    block: [u8; SERVER_DATE_LEN],
+}
+
 thread_local! {
-    /// (second it was formatted for, the block); `u64::MAX` means "never formatted".
-    static CACHE: Cell<(u64, [u8; SERVER_DATE_LEN])> =
-        const { Cell::new((u64::MAX, [0; SERVER_DATE_LEN])) };
+    static CACHE: Cell<Cached> = const {
+        Cell::new(Cached {
+            secs: u64::MAX,
+            held: false,
+            block: [0; SERVER_DATE_LEN],
+        })
+    };
 }
 
 /// The bytes between the status line and the other fields, `Server` and the current `Date`,
 /// from this thread's cache, rebuilt only when the second changed: one fixed-size copy per
-/// response instead of four. Reading the clock is a vDSO call.
+/// response instead of four. Reading the clock is a vDSO call per response otherwise, so a
+/// thread that called [`refresh_date`] does not read it here at all.
 #[inline]
 pub(crate) fn server_date() -> [u8; SERVER_DATE_LEN] {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
     CACHE.with(|cache| {
-        let (cached_secs, block) = cache.get();
-        if cached_secs == secs {
-            return block;
+        let cached = cache.get();
+        if cached.held {
+            return cached.block;
+        }
+        let secs = now_secs();
+        if cached.secs == secs {
+            return cached.block;
         }
         let block = server_date_block(secs);
-        cache.set((secs, block));
+        cache.set(Cached {
+            secs,
+            held: false,
+            block,
+        });
         block
     })
+}
+
+/// Reads the clock once for this thread's `Date`: from now on, the responses this thread
+/// encodes carry the date of its latest call instead of each reading the clock. For an event
+/// loop, which calls it once per wake-up before answering what woke it, so a Date is never
+/// older than one turn of the loop (and TechEmpower's "at most one second old" holds as long
+/// as a turn takes less). A thread that never calls it reads the clock per response.
+pub fn refresh_date() {
+    let secs = now_secs();
+    CACHE.with(|cache| {
+        let cached = cache.get();
+        let block = if cached.secs == secs {
+            cached.block
+        } else {
+            server_date_block(secs)
+        };
+        cache.set(Cached {
+            secs,
+            held: true,
+            block,
+        });
+    });
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 #[cold]
@@ -131,5 +179,31 @@ mod tests {
         assert_eq!(prefix, SERVER_DATE_PREFIX);
         assert_eq!(&rest[DATE_LEN..], b"\r\n");
         assert!((before..=after).any(|s| format_imf_fixdate(s)[..] == rest[..DATE_LEN]));
+    }
+
+    #[test]
+    fn refreshed_date_is_the_clock_at_the_refresh() {
+        let secs = || {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+        };
+        // A thread of its own: the refresh holds this thread's clock from now on.
+        std::thread::spawn(move || {
+            for _ in 0..3 {
+                let before = secs();
+                refresh_date();
+                let after = secs();
+                let block = server_date();
+                assert_eq!(block, server_date());
+                let (prefix, rest) = block.split_at(SERVER_DATE_PREFIX.len());
+                assert_eq!(prefix, SERVER_DATE_PREFIX);
+                assert_eq!(&rest[DATE_LEN..], b"\r\n");
+                assert!((before..=after).any(|s| format_imf_fixdate(s)[..] == rest[..DATE_LEN]));
+            }
+        })
+        .join()
+        .unwrap();
     }
 }
