@@ -52,18 +52,18 @@ pub(crate) fn interpret<'b>(
             }
             6 if is(name, "expect") => {
                 // The only expectation defined; others are ignored (417 is optional, §10.1.1).
-                expect_continue |= h.value.eq_ignore_ascii_case(b"100-continue");
+                expect_continue |= eq_lower(h.value, b"100-continue");
             }
             10 if is(name, "connection") => {
                 // The common values first, without splitting the list.
-                if h.value.eq_ignore_ascii_case(b"keep-alive") {
+                if eq_lower(h.value, b"keep-alive") {
                     keep_alive = true;
                     continue;
                 }
                 for option in h.value.split(|&b| b == b',') {
                     let option = trim_ows(option);
-                    close |= option.eq_ignore_ascii_case(b"close");
-                    keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
+                    close |= eq_lower(option, b"close");
+                    keep_alive |= eq_lower(option, b"keep-alive");
                 }
             }
             14 if is(name, "content-length") => {
@@ -121,7 +121,29 @@ pub(crate) fn interpret<'b>(
 #[inline(always)]
 fn is(name: &str, lower: &str) -> bool {
     name.as_bytes().first().map(|b| b | 0x20) == lower.as_bytes().first().copied()
-        && name.eq_ignore_ascii_case(lower)
+        && eq_lower(name.as_bytes(), lower.as_bytes())
+}
+
+/// `s.eq_ignore_ascii_case(lower)` eight bytes a step, for a `lower` of lowercase letters,
+/// digits and `-` only, and an `s` the scanner validated (a token or a field value: no CTL).
+/// Setting bit 5 of every byte folds `A`-`Z` onto `a`-`z`; the only other bytes it maps onto
+/// a digit or `-` are CTLs (0x10-0x19, 0x0D), which `s` cannot hold, none maps onto a letter
+/// but its uppercase, and bytes >= 0x80 stay >= 0x80.
+#[inline(always)]
+fn eq_lower(s: &[u8], lower: &[u8]) -> bool {
+    const FOLD: u64 = u64::from_le_bytes([0x20; 8]);
+    s.len() == lower.len()
+        && s.chunks(8)
+            .zip(lower.chunks(8))
+            .all(|(a, b)| word(a) | FOLD == word(b) | FOLD)
+}
+
+/// Up to eight bytes as a little-endian word, zero-padded.
+#[inline(always)]
+fn word(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(w)
 }
 
 /// `Content-Length = 1*DIGIT` (RFC 9110 §8.6): no sign, no hex, no space, no empty value;
@@ -179,5 +201,42 @@ impl Codings {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eq_lower_agrees_with_eq_ignore_ascii_case_on_every_non_ctl_byte() {
+        let words: [&[u8]; 8] = [
+            b"host",
+            b"expect",
+            b"connection",
+            b"content-length",
+            b"transfer-encoding",
+            b"keep-alive",
+            b"100-continue",
+            b"close",
+        ];
+        let allowed = (0..=255u8).filter(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f));
+        for lower in words {
+            for b in allowed.clone() {
+                for at in 0..lower.len() {
+                    let mut s = lower.to_vec();
+                    s[at] = b;
+                    assert_eq!(
+                        eq_lower(&s, lower),
+                        s.eq_ignore_ascii_case(lower),
+                        "{:?} vs {:?}",
+                        String::from_utf8_lossy(&s),
+                        String::from_utf8_lossy(lower)
+                    );
+                }
+            }
+            assert!(eq_lower(&lower.to_ascii_uppercase(), lower));
+            assert!(!eq_lower(&lower[1..], lower));
+        }
     }
 }
