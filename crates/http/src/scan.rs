@@ -112,10 +112,10 @@ pub(crate) fn is_reg_name(b: u8) -> bool {
 
 /// The index of the first byte at or after `i` that is not a field-value byte (HTAB, SP, VCHAR,
 /// obs-text): the CR that ends the line, or an invalid byte. Sixteen bytes at a time: a word
-/// with no byte below 0x20 or equal to 0x7F is skipped whole, otherwise its first such byte
-/// is found from the flag bits (SWAR, "determine if a word has a byte
-/// less than n" from <https://graphics.stanford.edu/~seander/bithacks.html#HasLessInWord>),
-/// then byte by byte through the table. Values are most of a head's bytes.
+/// with no flagged byte (see `value_hits`) is skipped whole, otherwise its first flagged byte
+/// is found from the flag bits (SWAR, after "determine if a word has a byte less than n" in
+/// <https://graphics.stanford.edu/~seander/bithacks.html#HasLessInWord>) and checked in the
+/// table. Values are most of a head's bytes.
 #[inline]
 pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
     while let Some(&word) = buf.get(i..).and_then(|rest| rest.first_chunk::<16>()) {
@@ -126,13 +126,14 @@ pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
             i += 16;
             continue;
         }
-        // The lowest flagged byte is exact (borrows only flag bytes above a true hit).
+        // Flags are per byte (no carries), so the lowest is the first candidate.
         let at = if lo != 0 {
             i + (lo.trailing_zeros() / 8) as usize
         } else {
             i + 8 + (hi.trailing_zeros() / 8) as usize
         };
-        if buf[at] != b'\t' {
+        // A flag is HTAB or obs-text (see `value_hits`) or the byte that ends the value.
+        if !is_value(buf[at]) {
             return at;
         }
         i = at + 1;
@@ -143,15 +144,20 @@ pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Flags (high bit of the byte) the bytes of `x` below 0x20 or equal to 0x7F; exact for the
-/// lowest flagged byte.
+/// Flags (high bit of the byte) the bytes of `x` whose low seven bits are below 0x20 or equal
+/// to 0x7F: every CTL and DEL, and also 0x80-0x9F and 0xFF, which are obs-text and valid, so
+/// the caller checks a flagged byte in the table. Each byte is computed without a carry into
+/// the next (its high bit is cleared first), so every flag is exact, in six operations
+/// instead of the nine of testing "below 0x20" and "equal to 0x7F" apart.
 #[inline(always)]
 fn value_hits(x: u64) -> u64 {
     const LO: u64 = u64::from_le_bytes([1; 8]);
+    const LOW7: u64 = u64::from_le_bytes([0x7f; 8]);
     const HI: u64 = u64::from_le_bytes([0x80; 8]);
-    let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
-    let del = x ^ (LO * 0x7f);
-    below_space | (del.wrapping_sub(LO) & !del & HI)
+    // (low7 + 1) & 0x7F is below 0x21 exactly for low7 < 0x20 or low7 = 0x7F; adding 0x5F
+    // sets the high bit exactly when it is not.
+    let wrapped = ((x & LOW7) + LO) & LOW7;
+    !(wrapped + LO * 0x5f) & HI
 }
 
 /// Strips optional whitespace (`OWS = *( SP / HTAB )`, RFC 9110 §5.6.3) from both ends. Only SP
