@@ -125,7 +125,13 @@ impl<'b> Text<'b> {
             let name = line_start..value_start.saturating_sub(1);
             h.name = self.range(name).ok_or(ParseError::InvalidHeaderName)?;
             line_start = value_start + h.value.len() + 2;
-            h.value = crate::scan::trim_ows(h.value);
+            // Most values are `: value`: one SP, no trailing OWS; the loops for the rest.
+            h.value = match h.value {
+                [b' ', rest @ ..] if !matches!(rest, [b' ' | b'\t', ..] | [.., b' ' | b'\t']) => {
+                    rest
+                }
+                value => crate::scan::trim_ows(value),
+            };
         }
         Ok(())
     }
