@@ -67,10 +67,10 @@ fn validate(v: &Value, schema: &Value, root: &Value, at: &str) -> Result<(), Str
             }
             "additionalProperties" => {
                 let known = obj["properties"].as_object().unwrap();
-                if let Some(fields) = v.as_object() {
-                    if let Some(extra) = fields.keys().find(|k| !known.contains_key(*k)) {
-                        return Err(format!("{at}: unexpected field {extra}"));
-                    }
+                if let Some(fields) = v.as_object()
+                    && let Some(extra) = fields.keys().find(|k| !known.contains_key(*k))
+                {
+                    return Err(format!("{at}: unexpected field {extra}"));
                 }
             }
             "items" => {

@@ -372,14 +372,14 @@ fn version(v: &[u8]) -> Result<Option<Version>, ParseError> {
             b'\n',
         ],
     ) = v.first_chunk::<10>()
+        && major.is_ascii_digit()
+        && minor.is_ascii_digit()
     {
-        if major.is_ascii_digit() && minor.is_ascii_digit() {
-            return match (major, minor) {
-                (b'1', b'0') => Ok(Some(Version::Http10)),
-                (b'1', _) => Ok(Some(Version::Http11)),
-                _ => Err(ParseError::UnsupportedVersion),
-            };
-        }
+        return match (major, minor) {
+            (b'1', b'0') => Ok(Some(Version::Http10)),
+            (b'1', _) => Ok(Some(Version::Http11)),
+            _ => Err(ParseError::UnsupportedVersion),
+        };
     }
     for (k, &b) in v.iter().enumerate() {
         let ok = match k {

@@ -172,10 +172,10 @@ impl Config {
         if self.requests_per_conn == Some(0) {
             return bad("--requests-per-conn must be at least 1");
         }
-        if let Model::Open { rate_per_s, .. } = self.model {
-            if !(rate_per_s > 0.0 && rate_per_s.is_finite()) {
-                return bad("--rate must be positive");
-            }
+        if let Model::Open { rate_per_s, .. } = self.model
+            && !(rate_per_s > 0.0 && rate_per_s.is_finite())
+        {
+            return bad("--rate must be positive");
         }
         if self.timeout.is_zero() || self.connect_timeout.is_zero() {
             return bad("timeouts must be positive");

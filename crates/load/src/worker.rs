@@ -210,12 +210,11 @@ impl<'s, C: Clock> Worker<'s, C> {
 
     fn wait_ns(&self, now: u64, next_hk: u64) -> u64 {
         let mut until = next_hk.min(self.s.end_ns);
-        if let Some(s) = &self.s.schedule {
-            if !self.ready.is_empty() {
-                if let Some(due) = s.next_due_ns() {
-                    until = until.min(due);
-                }
-            }
+        if let Some(s) = &self.s.schedule
+            && !self.ready.is_empty()
+            && let Some(due) = s.next_due_ns()
+        {
+            until = until.min(due);
         }
         if !self.measuring {
             until = until.min(self.s.measure_start_ns);
@@ -304,13 +303,13 @@ impl<'s, C: Clock> Worker<'s, C> {
                     self.drop_conn(i, now, false);
                 }
                 Phase::Open => {
-                    if let Some(&(_, sent)) = self.conns[i].inflight.front() {
-                        if now.saturating_sub(sent) >= timeout {
-                            // Counted once, then the connection is replaced (wrk2 counts an
-                            // overdue request again on every scan: wrk2#105).
-                            self.count(|e| e.timeout += 1);
-                            self.drop_conn(i, now, true);
-                        }
+                    if let Some(&(_, sent)) = self.conns[i].inflight.front()
+                        && now.saturating_sub(sent) >= timeout
+                    {
+                        // Counted once, then the connection is replaced (wrk2 counts an
+                        // overdue request again on every scan: wrk2#105).
+                        self.count(|e| e.timeout += 1);
+                        self.drop_conn(i, now, true);
                     }
                 }
                 _ => {}

@@ -251,10 +251,10 @@ fn conn_socket_inodes(port: u16) -> HashSet<u64> {
                 .rsplit(':')
                 .next()
                 .and_then(|p| u16::from_str_radix(p, 16).ok());
-            if local_port == Some(port) {
-                if let Ok(ino) = f[9].parse() {
-                    out.insert(ino);
-                }
+            if local_port == Some(port)
+                && let Ok(ino) = f[9].parse()
+            {
+                out.insert(ino);
             }
         }
     }

@@ -31,25 +31,25 @@ pub fn validate(root: &Value, s: &Value, v: &Value, path: &str, out: &mut Vec<St
             return;
         }
     }
-    if let Some(c) = s.get("const") {
-        if c != v {
-            out.push(format!("{path}: {v} != const {c}"));
-        }
+    if let Some(c) = s.get("const")
+        && c != v
+    {
+        out.push(format!("{path}: {v} != const {c}"));
     }
-    if let Some(e) = s.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            out.push(format!("{path}: {v} not in enum"));
-        }
+    if let Some(e) = s.get("enum").and_then(Value::as_array)
+        && !e.contains(v)
+    {
+        out.push(format!("{path}: {v} not in enum"));
     }
-    if let (Some(min), Some(x)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
-        if x < min {
-            out.push(format!("{path}: {x} < minimum {min}"));
-        }
+    if let (Some(min), Some(x)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64())
+        && x < min
+    {
+        out.push(format!("{path}: {x} < minimum {min}"));
     }
-    if let (Some(max), Some(x)) = (s.get("maximum").and_then(Value::as_f64), v.as_f64()) {
-        if x > max {
-            out.push(format!("{path}: {x} > maximum {max}"));
-        }
+    if let (Some(max), Some(x)) = (s.get("maximum").and_then(Value::as_f64), v.as_f64())
+        && x > max
+    {
+        out.push(format!("{path}: {x} > maximum {max}"));
     }
     if let Some(arr) = v.as_array() {
         validate_array(root, s, arr, path, out);
