@@ -266,9 +266,9 @@ fn unreachable_state() -> Result<State, ParseError> {
     Err(ParseError::InvalidChunkSize)
 }
 
-/// `HEXDIG` (case-insensitive, RFC 5234 §B.1 as used by §7.1) to its value.
+/// `HEXDIG` to its value, widened for the chunk-size accumulator.
 fn hex(b: u8) -> Option<u64> {
-    (b as char).to_digit(16).map(u64::from)
+    crate::scan::hex_digit(b).map(u64::from)
 }
 
 #[cfg(test)]

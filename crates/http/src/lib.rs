@@ -54,3 +54,4 @@ pub use error::{ParseError, Status};
 pub use limits::Limits;
 pub use parse::parse_request;
 pub use request::{BodyFraming, Header, Method, Request, Version};
+pub use scan::hex_digit;

@@ -635,7 +635,7 @@ impl ResponseParser {
 /// One byte of chunk framing; `None` means the chunked body ended with this byte.
 fn step(st: Chunk, b: u8) -> Result<Option<Chunk>, Error> {
     Ok(Some(match st {
-        Chunk::Size { size, digits } => match hex(b) {
+        Chunk::Size { size, digits } => match crate::hex_digit(b) {
             Some(d) if size >> 60 == 0 => Chunk::Size {
                 size: size << 4 | u64::from(d),
                 digits: digits.saturating_add(1),
@@ -674,15 +674,6 @@ fn step(st: Chunk, b: u8) -> Result<Option<Chunk>, Error> {
         Chunk::EndLf if b == b'\n' => return Ok(None),
         Chunk::TrailerLf | Chunk::EndLf => return Err(Error::Trailer),
     }))
-}
-
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -98,6 +98,17 @@ pub(crate) fn is_value(b: u8) -> bool {
     CLASS[b as usize] & VALUE != 0
 }
 
+/// `HEXDIG` (RFC 5234 §B.1, case-insensitive) to its value: chunk sizes (RFC 9112 §7.1) and
+/// percent-encoding (RFC 3986 §2.1) both use it.
+pub fn hex_digit(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
 /// `true` for a byte allowed in a request-target (the scanner uses [`skip_target`]).
 #[cfg(test)]
 pub(crate) fn is_target(b: u8) -> bool {
@@ -219,6 +230,14 @@ pub(crate) fn is_valid_authority(s: &[u8], allow_empty: bool) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn hex_digit_agrees_with_to_digit_for_every_byte() {
+        for b in 0..=u8::MAX {
+            let want = (b as char).to_digit(16).map(|d| d as u8);
+            assert_eq!(super::hex_digit(b), want, "byte {b:#04x}");
+        }
+    }
     use super::*;
 
     macro_rules! authority {

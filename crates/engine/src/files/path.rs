@@ -90,8 +90,8 @@ fn decode_segment(raw: &[u8], out: &mut Vec<u8>) -> Result<(), PathError> {
     while i < raw.len() {
         let b = match raw[i] {
             b'%' => {
-                let hi = raw.get(i + 1).and_then(|&h| hex(h));
-                let lo = raw.get(i + 2).and_then(|&l| hex(l));
+                let hi = raw.get(i + 1).and_then(|&h| twelve_http::hex_digit(h));
+                let lo = raw.get(i + 2).and_then(|&l| twelve_http::hex_digit(l));
                 let (Some(hi), Some(lo)) = (hi, lo) else {
                     return Err(PathError::BadPercent);
                 };
@@ -111,15 +111,6 @@ fn decode_segment(raw: &[u8], out: &mut Vec<u8>) -> Result<(), PathError> {
         i += 1;
     }
     Ok(())
-}
-
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
 }
 
 /// Writes `/` + `rel` + `/` percent-encoded for a `Location` header: every byte outside
