@@ -6,51 +6,23 @@
 /// <https://docs.kernel.org/admin-guide/cgroup-v2.html#cpuset-interface-files>).
 /// An empty string is an empty list; a malformed one is `None`.
 pub fn cpu_list(text: &str) -> Option<Vec<u32>> {
-    let text = text.trim();
-    let mut cpus = Vec::new();
-    if text.is_empty() {
-        return Some(cpus);
+    // isolcpus= accepts flags before the list ("nohz,domain,2-3"); leave them out, then parse
+    // with the same CpuList the server and load generator use.
+    let list: Vec<&str> = text
+        .trim()
+        .split(',')
+        .filter(|part| !part.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
+        .collect();
+    if list.is_empty() {
+        return Some(Vec::new());
     }
-    for part in text.split(',') {
-        // isolcpus= accepts flags before the list ("nohz,domain,2-3"); skip them.
-        if part.chars().all(|c| c.is_ascii_alphabetic() || c == '_') {
-            continue;
-        }
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
-                if b < a || b - a > 8192 {
-                    return None;
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.parse().ok()?),
-        }
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Some(cpus)
+    let cpus = twelve_sys::CpuList::parse(&list.join(",")).ok()?;
+    Some(cpus.as_slice().iter().map(|&c| c as u32).collect())
 }
 
 /// Formats CPUs as a list (`0-3,8`).
 pub fn format_cpu_list(cpus: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(",")
+    twelve_sys::CpuList::from_cpus(cpus.iter().map(|&c| c as usize)).to_string()
 }
 
 /// Parses a hex CPU mask as in rps_cpus / xps_cpus / smp_affinity (`00000000,0000000f`).
