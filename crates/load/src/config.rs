@@ -127,6 +127,8 @@ pub struct Config {
     pub requests_per_conn: Option<u64>,
     /// Interval of the HdrHistogram log, when one is written.
     pub hdr_interval: Option<Duration>,
+    /// How a worker waits after a poll that found only a few responses.
+    pub coalesce: crate::Coalesce,
 }
 
 impl Config {
@@ -148,6 +150,7 @@ impl Config {
             keep_alive: true,
             requests_per_conn: None,
             hdr_interval: None,
+            coalesce: crate::Coalesce::Auto,
         }
     }
 

@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
+pub mod coalesce;
 pub mod config;
 mod conn;
 pub mod request;
@@ -24,6 +25,7 @@ pub mod sweep;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};
+pub use coalesce::Coalesce;
 pub use config::{Arrival, Config, ConfigError, Model, Stop, Target, parse_duration, parse_rate};
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;

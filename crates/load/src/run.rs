@@ -1,6 +1,7 @@
 //! Starts a run: builds the shared schedule and request bytes, spawns one pinned worker per
 //! CPU entry with its share of the connections, reports progress, and gathers the results.
 use crate::clock::{Clock, MonoClock};
+use crate::coalesce::Coalesce;
 use crate::config::{Arrival, Config, ConfigError, Model, Stop};
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
@@ -132,9 +133,10 @@ pub fn run_until(
                         if let Some(cpu) = shared.config.worker_cpus[id] {
                             twelve_sys::cpus::pin_current_thread(cpu)?;
                         }
-                        if shared.schedule.is_some() {
-                            // The open model sleeps until the next slot is due; the default
-                            // 50 µs timer slack would show up as queue wait (prctl(2)).
+                        if shared.schedule.is_some() || shared.config.coalesce != Coalesce::Off {
+                            // The open model sleeps until the next slot is due, and
+                            // `--coalesce` naps for microseconds; the default 50 µs timer
+                            // slack would show up as queue wait and latency (prctl(2)).
                             let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
                         }
                         Ok::<_, std::io::Error>(Worker::new(id, shared, conns, tx)?.run())

@@ -8,6 +8,7 @@
 //! `epoll_ctl` after connect (wrk re-arms EPOLLOUT around every write). User space is ~7% of
 //! the client's CPU in `perf record`; the rest is the kernel's TCP path.
 use crate::clock::Clock;
+use crate::coalesce::MeanLatency;
 use crate::config::{Config, Model, Stop};
 use crate::conn::{Conn, Pending, Phase};
 use crate::request::RequestSet;
@@ -75,6 +76,9 @@ pub(crate) struct Worker<'s, C: Clock> {
     /// gives up instead of retrying a dead server forever.
     last_progress_ns: u64,
     errors_all: u64,
+    /// Running mean of send-to-response latency, for `--coalesce auto`.
+    mean_latency: MeanLatency,
+    naps: u64,
 }
 
 fn thread_cpu_ns() -> u64 {
@@ -128,6 +132,8 @@ impl<'s, C: Clock> Worker<'s, C> {
             requests_all: 0,
             last_progress_ns: s.clock.now_ns(),
             errors_all: 0,
+            mean_latency: MeanLatency::default(),
+            naps: 0,
         })
     }
 
@@ -177,8 +183,34 @@ impl<'s, C: Clock> Worker<'s, C> {
                 let idx = ev.data.u64() as usize;
                 self.on_event(idx, ev.flags);
             }
+            self.nap_after(events.len(), next_hk);
         }
         self.finish(end_measure)
+    }
+
+    /// After a small batch, waits on this thread's own timer so more responses gather, rather
+    /// than blocking until the server's next send has to wake it (see `coalesce`). Never past
+    /// the next due request, housekeeping, or the end of the run.
+    fn nap_after(&mut self, polled: usize, next_hk: u64) {
+        let nap = self
+            .s
+            .config
+            .coalesce
+            .nap_ns(polled, self.mean_latency.get());
+        if nap == 0 {
+            return;
+        }
+        let now = self.s.clock.now_ns();
+        let mut nap = nap.min(self.wait_ns(now, next_hk));
+        // The open model: a response during the nap may free the connection a due request
+        // waits for, so never nap past the next slot even when no connection is ready.
+        if let Some(due) = self.s.schedule.as_ref().and_then(|s| s.next_due_ns()) {
+            nap = nap.min(due.saturating_sub(now));
+        }
+        if nap > 0 {
+            self.naps += 1;
+            std::thread::sleep(Duration::from_nanos(nap));
+        }
     }
 
     /// Whether a count-bounded run has nothing left to do on this worker.
@@ -260,6 +292,7 @@ impl<'s, C: Clock> Worker<'s, C> {
             self.res.wall_time = Duration::from_nanos(now - self.s.measure_start_ns);
         }
         self.res.context_switches = context_switches();
+        self.res.naps = self.naps;
         let slot = &self.s.progress[self.id];
         slot.requests.store(self.requests_all, Ordering::Relaxed);
         slot.done.store(true, Ordering::Release);
@@ -683,6 +716,7 @@ impl<'s, C: Clock> Worker<'s, C> {
         };
         self.requests_all += 1;
         self.last_progress_ns = now;
+        self.mean_latency.add(now.saturating_sub(sent));
         if self.measuring {
             let rec = match &mut self.interval {
                 Some((r, _, _)) => r,

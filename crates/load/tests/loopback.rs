@@ -26,6 +26,8 @@ enum Behaviour {
     MidBody,
     /// Like `Ok`, but the first connection accepted waits 100 ms before each answer.
     SlowFirst,
+    /// Like `Ok`, but every answer waits 1 ms.
+    Slow,
 }
 
 #[derive(Default)]
@@ -81,6 +83,10 @@ fn serve(mut stream: TcpStream, b: Behaviour, first: bool, seen: &Seen) {
                 Behaviour::Ok => {
                     out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
                 }
+                Behaviour::Slow => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                }
                 Behaviour::Busy => out.extend_from_slice(
                     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
                 ),
@@ -98,7 +104,10 @@ fn serve(mut stream: TcpStream, b: Behaviour, first: bool, seen: &Seen) {
             }
         }
         seen.max_batch.fetch_max(batch, Ordering::SeqCst);
-        if matches!(b, Behaviour::Ok | Behaviour::Busy | Behaviour::SlowFirst) {
+        if matches!(
+            b,
+            Behaviour::Ok | Behaviour::Busy | Behaviour::SlowFirst | Behaviour::Slow
+        ) {
             seen.answered.fetch_add(batch, Ordering::SeqCst);
         }
         if stream.write_all(&out).is_err() || close {
@@ -133,6 +142,30 @@ fn request_count_matches_what_the_server_answered() {
     assert_eq!(r.merged_errors().status[200], 1000);
     assert_eq!(r.merged_errors().total(), 0);
     assert!(r.concurrency_reached());
+}
+
+/// `--coalesce`: with millisecond latencies `auto` naps after small batches (10 µs, 1% of the
+/// latency) and every count stays exact; `off` never naps.
+#[test]
+fn coalescing_naps_after_small_batches_and_loses_nothing() {
+    let (addr, seen) = server(Behaviour::Slow);
+    let mut c = config(addr, Stop::Requests(400));
+    c.worker_cpus = vec![None];
+    c.timeout = Duration::from_secs(2);
+    let mut answered = 0;
+    for (mode, naps) in [
+        (twelve_load::Coalesce::Auto, true),
+        (twelve_load::Coalesce::Off, false),
+    ] {
+        c.coalesce = mode;
+        let r = run(&c);
+        answered += 400;
+        assert_eq!(r.requests(), 400, "{mode}");
+        assert_eq!(seen.answered.load(Ordering::SeqCst), answered, "{mode}");
+        assert_eq!(r.merged_errors().total(), 0, "{mode}");
+        let taken: u64 = r.workers.iter().map(|w| w.naps).sum();
+        assert_eq!(taken > 0, naps, "{mode}: {taken} naps");
+    }
 }
 
 #[test]

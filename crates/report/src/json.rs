@@ -175,6 +175,8 @@ pub struct WorkerJson {
     pub cpu_s: f64,
     /// Context switches.
     pub context_switches: u64,
+    /// Naps after small batches of responses (`--coalesce`).
+    pub naps: u64,
     /// Corrected latency of this worker.
     pub latency: Percentiles,
 }
@@ -268,6 +270,7 @@ impl JsonReport {
                         busy: busy(w),
                         cpu_s: w.cpu_time.as_secs_f64(),
                         context_switches: w.context_switches,
+                        naps: w.naps,
                         latency: Percentiles::of(&w.latency.corrected),
                     })
                     .collect(),

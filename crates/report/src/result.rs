@@ -169,6 +169,8 @@ pub struct WorkerResult {
     pub wall_time: Duration,
     /// Voluntary plus involuntary context switches of the thread, whole run.
     pub context_switches: u64,
+    /// Naps taken after small batches of responses (`--coalesce`), whole run.
+    pub naps: u64,
     /// Failures by class (measured window).
     pub errors: Errors,
     /// Connection accounting (whole run, warm-up included: connections open during it).
