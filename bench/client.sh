@@ -3,7 +3,9 @@
 # on the same servers (nginx from ../shared/bench, and `twelve serve`), same connections and
 # duration, client pinned to CPU 1, servers to CPU 0, interleaved rounds (wrk, twelve, wrk, ...),
 # both with the server capped at 50% of a core (the server is the limit) and uncapped (the
-# client is the limit). One TSV line per run; medians in summary.md.
+# client is the limit). One TSV line per run; medians in summary.md. Last, on the capped
+# servers, what each client's arrival pattern makes the server do (perf on CPU 0): epoll
+# waits and context switches per request. Needs root, wrk, nginx, linux-perf and cargo.
 #
 # Usage: bench/client.sh [OUTDIR]        (default bench/runs/<date>-client)
 # Env:   SHARED=../shared  ROUNDS=5  CONNS=256  DURATION_S=10  WARMUP_S=2  PORT=8090
@@ -84,6 +86,33 @@ for mode in capped uncapped; do
   if [ $mode = capped ]; then "$SHARED/cpu-quota.sh" off "$PORT" 8081 >> "$OUT/raw/quota.log"; fi
 done
 
+# How each client's arrival pattern changes the capped server's own work: perf counts, on the
+# server's CPU, epoll waits, io_uring submissions and context switches (the server going to
+# sleep and being woken) per request. A server that drains a burst and sleeps pays for it.
+PAT="$OUT/server-pattern.tsv"
+echo -e "server\tclient\trequests\tepoll_wait_per_req\tio_uring_enter_per_req\tcontext_switches_per_req" > "$PAT"
+"$SHARED/cpu-quota.sh" 50 "$PORT" 8081 >> "$OUT/raw/quota.log"
+for srv in "nginx=8081" "twelve=$PORT"; do
+  name=${srv%%=*}; port=${srv##*=}; url="http://127.0.0.1:$port/json"
+  for client in wrk twelve; do
+    f="$OUT/raw/pattern-$name-$client.out"
+    # The servers are warm from the runs above; perf counts CPU 0 while the client runs.
+    ev=syscalls:sys_enter_epoll_wait,syscalls:sys_enter_io_uring_enter,context-switches
+    if [ $client = wrk ]; then
+      perf stat -C 0 -x, -o "$f.perf" -e "$ev" -- taskset -c 1 wrk -t1 -c"$CONNS" \
+        -d"${DURATION_S}s" "${HDRS[@]}" "$url" > "$f" 2>&1
+      reqs=$(awk '/requests in/{print $1}' "$f")
+    else
+      perf stat -C 0 -x, -o "$f.perf" -e "$ev" -- "$BIN" bench "$url" --cpus 1 -t1 \
+        -c"$CONNS" -d"${DURATION_S}s" --warmup 0 "${HDRS[@]}" --json > "$f" 2> "$f.err"
+      reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$f")
+    fi
+    per() { awk -F, -v e="$1" -v n="$reqs" '$3 ~ e {printf "%.4f", $1 / n}' "$f.perf"; }
+    echo -e "$name\t$client\t$reqs\t$(per epoll_wait)\t$(per io_uring_enter)\t$(per context-switches)" >> "$PAT"
+  done
+done
+"$SHARED/cpu-quota.sh" off "$PORT" 8081 >> "$OUT/raw/quota.log"
+
 python3 - "$TSV" <<'PY' > "$OUT/summary.md"
 import csv, sys, statistics as st
 rs = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
@@ -105,4 +134,6 @@ for mode in ('capped', 'uncapped'):
         rps = med([float(b['rps']) / float(a['rps']) for a, b in zip(w, t)])
         print(f"- {mode}, {srv}: twelve/wrk client CPU per request {cpu:.3f}, req/s {rps:.3f} (median of per-round ratios)")
 PY
+{ echo; echo "Capped server's own work per request, by client (server-pattern.tsv, counted on CPU 0):"; echo
+  column -t "$PAT" | sed 's/^/    /'; } >> "$OUT/summary.md"
 cat "$OUT/summary.md"
