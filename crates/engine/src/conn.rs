@@ -135,6 +135,9 @@ pub(crate) struct Conn {
     served: bool,
     /// A closing response is queued: no more requests are processed.
     closing: bool,
+    /// The close must linger (see [`Conn::next`]): the close answers bad input or a timeout,
+    /// or input followed the last request answered.
+    linger: bool,
     eof: bool,
     /// Reading stopped (backpressure) before the socket reported it was drained.
     pub(crate) unread: bool,
@@ -156,6 +159,7 @@ impl Conn {
             continue_sent: false,
             served: false,
             closing: false,
+            linger: false,
             eof: false,
             unread: false,
             timer_at: 0,
@@ -297,6 +301,8 @@ impl Conn {
             }
         }
         if self.closing {
+            // Bytes after the closing request: the client is still sending.
+            self.linger |= pos < self.read.len();
             self.read.clear();
         } else if pos > 0 {
             self.read.drain(..pos);
@@ -439,6 +445,7 @@ impl Conn {
         m.response(e.status());
         encode_error(&mut self.write, e.status());
         self.closing = true;
+        self.linger = true;
         Step::Wait
     }
 
@@ -508,11 +515,23 @@ impl Conn {
     }
 
     /// What to do once output is flushed (call when [`Conn::output`] is `Nothing`).
+    ///
+    /// Lingering (RFC 9112 §9.6: shut the write side, read and discard until EOF) keeps a
+    /// client that is still sending from getting a reset, which could destroy the response
+    /// before it is read. It costs a `shutdown`, a wake-up and a `recv` for the client's FIN,
+    /// so, as nginx does (`lingering_close on`: only when more input may follow), a close
+    /// after a request that was consumed whole, with nothing buffered behind it and the socket
+    /// read dry, is a plain close: the kernel sends the response, then FIN. Measured on
+    /// connection-per-request json (`wrk -H 'Connection: close'`, capped): see
+    /// bench/runs/2026-11-22-close.
     pub(crate) fn next(&self) -> Next {
         match self.phase {
             Phase::Closed => Next::Close,
             Phase::Linger => Next::Wait,
             _ if self.closing && self.eof => Next::Close,
+            _ if self.closing && !self.linger && !self.unread && self.phase != Phase::Body => {
+                Next::Close
+            }
             _ if self.closing => Next::ShutdownWrite,
             _ => Next::Wait,
         }
@@ -562,6 +581,7 @@ impl Conn {
                 encode_error(&mut self.write, 408);
                 ctx.metrics().response(408);
                 self.closing = true;
+                self.linger = true;
                 self.drop_input(ctx);
             }
             _ => self.phase = Phase::Closed,

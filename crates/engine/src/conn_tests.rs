@@ -170,7 +170,51 @@ fn http10_without_keep_alive_closes() {
     let (mut c, mut x) = (Conn::new(0), ctx());
     let out = feed(&mut c, &mut x, b"GET / HTTP/1.0\r\n\r\n", 0);
     assert!(text(&out).contains("Connection: close\r\n"));
-    assert_eq!(c.next(), Next::ShutdownWrite);
+    // Consumed whole, nothing behind it: a plain close, no lingering.
+    assert_eq!(c.next(), Next::Close);
+}
+
+/// Whether a close lingers: only when more input may follow the response.
+#[test]
+fn a_close_lingers_only_when_input_may_follow() {
+    let cases: [(&str, &[u8], bool, Next); 5] = [
+        (
+            "clean close",
+            b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+            false,
+            Next::Close,
+        ),
+        (
+            "pipelined behind",
+            b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\n",
+            false,
+            Next::ShutdownWrite,
+        ),
+        (
+            "socket not read dry",
+            b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+            true,
+            Next::ShutdownWrite,
+        ),
+        (
+            "bad request",
+            b"GET / HTTP/1.1\nHost: a\n\n",
+            false,
+            Next::ShutdownWrite,
+        ),
+        (
+            "body over the limit",
+            b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n",
+            false,
+            Next::ShutdownWrite,
+        ),
+    ];
+    for (name, input, unread, want) in cases {
+        let (mut c, mut x) = (Conn::new(0), ctx());
+        feed(&mut c, &mut x, input, 0);
+        c.unread = unread;
+        assert_eq!(c.next(), want, "{name}");
+    }
 }
 
 #[test]
@@ -401,7 +445,7 @@ fn a_handler_that_writes_nothing_gets_500_and_close() {
     let (mut c, mut x) = (Conn::new(0), ctx_with(Limits::default(), router));
     let out = feed(&mut c, &mut x, GET.as_bytes(), 0);
     assert_eq!(statuses(&out), [500]);
-    assert_eq!(c.next(), Next::ShutdownWrite);
+    assert_eq!(c.next(), Next::Close);
 }
 
 #[test]
@@ -477,7 +521,7 @@ fn a_panicking_handler_gets_500_and_close_and_the_worker_lives() {
     let (mut c, mut x) = (Conn::new(0), ctx_with(Limits::default(), router));
     let out = feed(&mut c, &mut x, GET.as_bytes(), 0);
     assert_eq!(statuses(&out), [500]);
-    assert_eq!(c.next(), Next::ShutdownWrite);
+    assert_eq!(c.next(), Next::Close);
 }
 
 #[test]

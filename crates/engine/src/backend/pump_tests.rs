@@ -132,11 +132,23 @@ fn more_input_than_the_buffer_is_read_in_several_recvs() {
 }
 
 #[test]
-fn close_shuts_the_write_side_and_lingers_until_eof() {
+fn a_clean_close_closes_at_once() {
     let (mut c, mut x) = (Conn::new(0), ctx());
     let mut io = Fake::default();
     io.recv.push_back(Ok(
         b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".to_vec(),
+    ));
+    assert_eq!(pump(&mut c, &mut io, true, 0, &mut x), Verdict::Close);
+    assert!(!io.shut);
+    assert_eq!(count(&io.sent), 1);
+}
+
+#[test]
+fn close_with_input_behind_shuts_the_write_side_and_lingers_until_eof() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let mut io = Fake::default();
+    io.recv.push_back(Ok(
+        b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET / HT".to_vec(),
     ));
     assert_eq!(pump(&mut c, &mut io, true, 0, &mut x), Verdict::Open);
     assert!(io.shut);
