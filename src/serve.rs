@@ -47,7 +47,8 @@ pub struct Args {
     /// Seconds a response may make no progress because the client stopped reading.
     #[arg(long, value_name = "SECS", default_value = "30")]
     send_timeout: f64,
-    /// Seconds of lingering close (read and discard after the last response).
+    /// Seconds of lingering close (read and discard after the last response), used when more
+    /// input may follow it: after an error or a timeout, or with bytes left unread.
     #[arg(long, value_name = "SECS", default_value = "2")]
     linger_timeout: f64,
     /// Seconds to finish in-flight requests after SIGTERM/SIGINT before closing the rest.

@@ -49,9 +49,10 @@ pub struct Timeouts {
     /// Longest a pending response may make no progress because the peer stopped reading.
     /// Expiry: close.
     pub send: Duration,
-    /// Lingering close: after the last response of a closing connection, how long to keep
-    /// reading and discarding before `close` (RFC 9112 §9.6: a plain close with unread input
-    /// sends a RST that can destroy the response in flight).
+    /// Lingering close: after the last response of a closing connection that may still
+    /// receive input (an error, a timeout, bytes left unread), how long to keep reading and
+    /// discarding before `close` (RFC 9112 §9.6: a plain close with unread input sends a RST
+    /// that can destroy the response in flight).
     pub linger: Duration,
 }
 
