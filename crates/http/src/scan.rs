@@ -115,12 +115,6 @@ pub(crate) fn is_target(b: u8) -> bool {
     CLASS[b as usize] & TARGET != 0
 }
 
-/// `true` for a byte allowed in a reg-name (or an IPv4 address).
-#[inline(always)]
-pub(crate) fn is_reg_name(b: u8) -> bool {
-    CLASS[b as usize] & REG_NAME != 0
-}
-
 /// The index of the first byte at or after `i` that is not a field-value byte (HTAB, SP, VCHAR,
 /// obs-text): the CR that ends the line, or an invalid byte. Sixteen bytes at a time: a word
 /// with no flagged byte (see `value_hits`) is skipped whole, otherwise its first flagged byte
@@ -207,7 +201,7 @@ pub(crate) fn is_valid_authority(s: &[u8], allow_empty: bool) -> bool {
         }
     } else {
         // reg-name bytes up to the first byte that is not one (`:` is not).
-        let end = s.iter().position(|&b| !is_reg_name(b)).unwrap_or(s.len());
+        let end = skip_class(s, 0, REG_NAME);
         if end == 0 && !allow_empty {
             return false;
         }
@@ -219,12 +213,19 @@ pub(crate) fn is_valid_authority(s: &[u8], allow_empty: bool) -> bool {
     };
     match port {
         None => true,
-        // port = *DIGIT (RFC 3986 §3.2.3); a port over 65535 cannot be meant.
-        Some(p) => {
-            p.len() <= 5
-                && p.iter().all(u8::is_ascii_digit)
-                && p.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65535
+        // port = *DIGIT (RFC 3986 §3.2.3); a port over 65535 cannot be meant. At most five
+        // digits, so the value fits a u32 in one pass.
+        Some(p) if p.len() <= 5 => {
+            let mut n = 0u32;
+            for &d in p {
+                if !d.is_ascii_digit() {
+                    return false;
+                }
+                n = n * 10 + u32::from(d - b'0');
+            }
+            n <= 65535
         }
+        Some(_) => false,
     }
 }
 
@@ -265,6 +266,49 @@ mod tests {
         authority_empty_host_field: b"", true => true;
         authority_empty_target: b"", false => false;
         authority_port_not_digits: b"a:8x", false => false;
+    }
+
+    /// The byte-at-a-time reading of the grammar, as a reference for the fast scan.
+    fn authority_reference(s: &[u8], allow_empty: bool) -> bool {
+        if s.first() == Some(&b'[') {
+            return is_valid_authority(s, allow_empty);
+        }
+        let end = s
+            .iter()
+            .position(|&b| CLASS[b as usize] & REG_NAME == 0)
+            .unwrap_or(s.len());
+        if end == 0 && !allow_empty {
+            return false;
+        }
+        match &s[end..] {
+            [] => true,
+            [b':', p @ ..] => {
+                p.len() <= 5
+                    && p.iter().all(u8::is_ascii_digit)
+                    && p.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65535
+            }
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn authority_agrees_with_the_reference_for_every_byte_in_every_position() {
+        for base in [&b"127.0.0.1:8090"[..], b"example.com", b"a:65535", b"h:"] {
+            for at in 0..=base.len() {
+                for b in 0..=255u8 {
+                    let mut s = base.to_vec();
+                    s.insert(at, b);
+                    for empty_ok in [false, true] {
+                        assert_eq!(
+                            is_valid_authority(&s, empty_ok),
+                            authority_reference(&s, empty_ok),
+                            "{:?}",
+                            String::from_utf8_lossy(&s)
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
