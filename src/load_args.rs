@@ -68,7 +68,7 @@ pub struct LoadArgs {
     /// Give up a connect after this long (counted, then retried).
     #[arg(long, value_name = "DUR", default_value = "2s")]
     pub connect_timeout: String,
-    /// After a poll that found fewer than 16 responses, nap this long on the client's own timer
+    /// After a poll that found fewer than 16 ready connections, nap this long on the client's own timer
     /// before polling again, instead of blocking until the server's next send wakes the client:
     /// on one host, waking a sleeping client costs the server CPU (a cross-CPU wake-up per
     /// send), which a cheap client would otherwise add to the server's bill. `auto` naps 1% of

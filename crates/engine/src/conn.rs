@@ -341,8 +341,8 @@ impl Conn {
             Ok(Status::Partial) => return Some(Step::Wait),
             Ok(Status::Complete(req)) => match req.framing {
                 BodyFraming::None => {
-                    let close = dispatch(&req, b"", &mut self.write, &mut self.file, ctx);
-                    self.closing |= close;
+                    dispatch(&req, b"", &mut self.write, &mut self.file, ctx)
+                        .apply(&mut self.closing, &mut self.linger);
                     return Some(Step::Answered(req.head_len));
                 }
                 BodyFraming::Length(n) => {
@@ -352,8 +352,8 @@ impl Conn {
                         .saturating_add(usize::try_from(n).unwrap_or(usize::MAX));
                     if buf.len() >= end {
                         let body = &buf[req.head_len..end];
-                        let close = dispatch(&req, body, &mut self.write, &mut self.file, ctx);
-                        self.closing |= close;
+                        dispatch(&req, body, &mut self.write, &mut self.file, ctx)
+                            .apply(&mut self.closing, &mut self.linger);
                         return Some(Step::Answered(end));
                     }
                     self.expect_body(buf.len() == req.head_len && may_continue(&req), now_ms);
@@ -433,8 +433,8 @@ impl Conn {
             // The same bytes parsed a moment ago; a failure here is a codec bug.
             return self.reject(ParseError::InvalidRequestLine, ctx);
         };
-        let close = dispatch(&req, &state.body, &mut self.write, &mut self.file, ctx);
-        self.closing |= close;
+        dispatch(&req, &state.body, &mut self.write, &mut self.file, ctx)
+            .apply(&mut self.closing, &mut self.linger);
         Step::Answered(head_len)
     }
 
@@ -616,15 +616,35 @@ enum Step {
     Wait,
 }
 
-/// Runs the handler for one request and appends its response. Returns whether the response
-/// closes the connection.
+/// Whether a response closes the connection, and who decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Closing {
+    No,
+    /// The client asked (`Connection: close`, HTTP/1.0 without keep-alive): it sends nothing
+    /// more, so a plain close is safe once its input is consumed.
+    Asked,
+    /// The server decided (drain, `Response::close`, a failed handler) on a connection the
+    /// client meant to keep: a pipelining client may have requests on the way, so the close
+    /// lingers (nginx, too, lingers for a pipelining client).
+    Server,
+}
+
+impl Closing {
+    fn apply(self, closing: &mut bool, linger: &mut bool) {
+        *closing |= self != Closing::No;
+        *linger |= self == Closing::Server;
+    }
+}
+
+/// Runs the handler for one request and appends its response. Returns whether and why the
+/// response closes the connection.
 fn dispatch(
     req: &Request<'_, '_>,
     body: &[u8],
     write: &mut Vec<u8>,
     file: &mut Option<FileBody>,
     ctx: &mut Ctx,
-) -> bool {
+) -> Closing {
     ctx.all_metrics[ctx.me].1.requests.inc();
     let mut res = Response::new(write, &mut ctx.scratch, file, req, ctx.draining);
     let is_metrics = ctx.metrics_path.as_deref() == Some(req.path)
@@ -658,7 +678,11 @@ fn dispatch(
     let status = res.status().unwrap_or(500);
     let close = res.will_close();
     ctx.all_metrics[ctx.me].1.response(status);
-    close
+    match (close, req.keep_alive) {
+        (false, _) => Closing::No,
+        (true, false) => Closing::Asked,
+        (true, true) => Closing::Server,
+    }
 }
 
 #[cfg(test)]

@@ -174,6 +174,25 @@ fn http10_without_keep_alive_closes() {
     assert_eq!(c.next(), Next::Close);
 }
 
+/// A close the server decides on a connection the client meant to keep lingers: a pipelining
+/// client may have requests on the way. The same request with `Connection: close` does not.
+#[test]
+fn a_close_the_server_decides_lingers() {
+    for (request, want) in [
+        (GET, Next::ShutdownWrite),
+        (
+            "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+            Next::Close,
+        ),
+    ] {
+        let (mut c, mut x) = (Conn::new(0), ctx());
+        x.draining = true;
+        let out = feed(&mut c, &mut x, request.as_bytes(), 0);
+        assert!(text(&out).contains("Connection: close\r\n"), "{request:?}");
+        assert_eq!(c.next(), want, "{request:?}");
+    }
+}
+
 /// Whether a close lingers: only when more input may follow the response.
 #[test]
 fn a_close_lingers_only_when_input_may_follow() {
@@ -445,7 +464,8 @@ fn a_handler_that_writes_nothing_gets_500_and_close() {
     let (mut c, mut x) = (Conn::new(0), ctx_with(Limits::default(), router));
     let out = feed(&mut c, &mut x, GET.as_bytes(), 0);
     assert_eq!(statuses(&out), [500]);
-    assert_eq!(c.next(), Next::Close);
+    // The server closed a connection the client meant to keep: linger.
+    assert_eq!(c.next(), Next::ShutdownWrite);
 }
 
 #[test]
@@ -521,7 +541,8 @@ fn a_panicking_handler_gets_500_and_close_and_the_worker_lives() {
     let (mut c, mut x) = (Conn::new(0), ctx_with(Limits::default(), router));
     let out = feed(&mut c, &mut x, GET.as_bytes(), 0);
     assert_eq!(statuses(&out), [500]);
-    assert_eq!(c.next(), Next::Close);
+    // The server closed a connection the client meant to keep: linger.
+    assert_eq!(c.next(), Next::ShutdownWrite);
 }
 
 #[test]

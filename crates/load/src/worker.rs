@@ -197,7 +197,8 @@ impl<'s, C: Clock> Worker<'s, C> {
             .config
             .coalesce
             .nap_ns(polled, self.mean_latency.get());
-        if nap == 0 {
+        // After the poll that carried the last answer of a `-n` run: end now, not a nap later.
+        if nap == 0 || self.s.stop.load(Ordering::Relaxed) || self.finished() {
             return;
         }
         let now = self.s.clock.now_ns();
