@@ -178,10 +178,11 @@ mod tests {
         }
         // Within 1% of the steady input (integer division loses a little each step).
         assert!((990_000..=1_000_000).contains(&m.get()), "{}", m.get());
+        // The largest samples neither overflow (a debug build would panic) nor stall short.
         let mut m = MeanLatency::default();
-        for _ in 0..1_000 {
+        for _ in 0..2_000 {
             m.add(u64::MAX);
         }
-        assert!(m.get() <= u64::MAX);
+        assert!(m.get() >= u64::MAX / 100 * 99, "{}", m.get());
     }
 }
