@@ -99,13 +99,19 @@ pub fn render(run: &RunResult, report: &JsonReport) -> String {
     let _ = writeln!(o, "Requests/sec: {:>10.2}", report.rps);
     let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(report.bytes_per_s));
     let cl = &report.client;
-    let _ = writeln!(
+    let _ = write!(
         o,
         "Client: {:.2}s CPU, {:.0} ns CPU per request, busiest worker {:.0}% busy",
         cl.cpu_s,
         cl.cpu_ns_per_request,
         cl.max_busy * 100.0
     );
+    // Said only when it happened: the client waited on its own timer (see `--coalesce`).
+    let naps: u64 = cl.workers.iter().map(|w| w.naps).sum();
+    if naps > 0 {
+        let _ = write!(o, ", {naps} naps after small batches (--coalesce)");
+    }
+    let _ = writeln!(o);
     if cl.client_bound {
         let _ = writeln!(o, "WARNING: {CLIENT_BOUND_NOTE}");
     }

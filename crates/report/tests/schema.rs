@@ -113,6 +113,24 @@ fn slo_decides_on_measured_values() {
     assert!(!Slo::parse("errors<0.1%").unwrap().check(&doc).pass);
 }
 
+/// The client line names the naps of `--coalesce` only when there were some.
+#[test]
+fn text_report_counts_naps_only_when_taken() {
+    let mut run = sample_run();
+    let text = |run: &RunResult| {
+        let doc = JsonReport::new(run, "0", vec![]);
+        twelve_report::text::render(run, &doc)
+    };
+    assert!(!text(&run).contains("naps"), "{}", text(&run));
+    run.workers[0].naps = 30;
+    run.workers[1].naps = 12;
+    let t = text(&run);
+    assert!(
+        t.contains("% busy, 42 naps after small batches (--coalesce)\n"),
+        "{t}"
+    );
+}
+
 #[test]
 fn text_report_has_wrk_layout() {
     let run = sample_run();
