@@ -78,7 +78,6 @@ pub(crate) struct Worker<'s, C: Clock> {
     errors_all: u64,
     /// Running mean of send-to-response latency, for `--coalesce auto`.
     mean_latency: MeanLatency,
-    naps: u64,
 }
 
 fn thread_cpu_ns() -> u64 {
@@ -133,7 +132,6 @@ impl<'s, C: Clock> Worker<'s, C> {
             last_progress_ns: s.clock.now_ns(),
             errors_all: 0,
             mean_latency: MeanLatency::default(),
-            naps: 0,
         })
     }
 
@@ -209,7 +207,7 @@ impl<'s, C: Clock> Worker<'s, C> {
             nap = nap.min(due.saturating_sub(now));
         }
         if nap > 0 {
-            self.naps += 1;
+            self.res.naps += 1;
             std::thread::sleep(Duration::from_nanos(nap));
         }
     }
@@ -293,7 +291,6 @@ impl<'s, C: Clock> Worker<'s, C> {
             self.res.wall_time = Duration::from_nanos(now - self.s.measure_start_ns);
         }
         self.res.context_switches = context_switches();
-        self.res.naps = self.naps;
         let slot = &self.s.progress[self.id];
         slot.requests.store(self.requests_all, Ordering::Relaxed);
         slot.done.store(true, Ordering::Release);
