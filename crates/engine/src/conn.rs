@@ -529,9 +529,8 @@ impl Conn {
             Phase::Closed => Next::Close,
             Phase::Linger => Next::Wait,
             _ if self.closing && self.eof => Next::Close,
-            _ if self.closing && !self.linger && !self.unread && self.phase != Phase::Body => {
-                Next::Close
-            }
+            // (A close during a body is always a rejection or a timeout, which set `linger`.)
+            _ if self.closing && !self.linger && !self.unread => Next::Close,
             _ if self.closing => Next::ShutdownWrite,
             _ => Next::Wait,
         }
