@@ -268,11 +268,9 @@ mod tests {
         authority_port_not_digits: b"a:8x", false => false;
     }
 
-    /// The byte-at-a-time reading of the grammar, as a reference for the fast scan.
+    /// The byte-at-a-time reading of the reg-name grammar, as a reference for the fast scan
+    /// (IP-literals, `[...]`, take another branch and are left out of the comparison).
     fn authority_reference(s: &[u8], allow_empty: bool) -> bool {
-        if s.first() == Some(&b'[') {
-            return is_valid_authority(s, allow_empty);
-        }
         let end = s
             .iter()
             .position(|&b| CLASS[b as usize] & REG_NAME == 0)
@@ -298,6 +296,9 @@ mod tests {
                 for b in 0..=255u8 {
                     let mut s = base.to_vec();
                     s.insert(at, b);
+                    if s[0] == b'[' {
+                        continue;
+                    }
                     for empty_ok in [false, true] {
                         assert_eq!(
                             is_valid_authority(&s, empty_ok),
