@@ -93,15 +93,20 @@ fn concurrency_sweep_runs_every_step_after_a_drain() {
     assert!(seen.iter().all(|(_, drained, _)| *drained), "{seen:?}");
 }
 
-#[test]
-fn knee_search_over_loopback_reports_above_range() {
-    let (port, _) = server();
-    let search = KneeSearch {
+/// A knee search between 100 and 400 req/s, within 10%, in at most four probes.
+fn search_100_to_400() -> KneeSearch {
+    KneeSearch {
         low: 100.0,
         high: 400.0,
         tolerance: 0.1,
         max_probes: 4,
-    };
+    }
+}
+
+#[test]
+fn knee_search_over_loopback_reports_above_range() {
+    let (port, _) = server();
+    let search = search_100_to_400();
     // A loopback server answers 400 req/s well inside a 1 s p99: both ends pass.
     let slos = [
         Slo::parse("p99<1s").unwrap(),
@@ -119,12 +124,7 @@ fn knee_search_over_loopback_reports_above_range() {
 #[test]
 fn failing_slo_stops_the_knee_at_the_low_end() {
     let (port, _) = server();
-    let search = KneeSearch {
-        low: 100.0,
-        high: 400.0,
-        tolerance: 0.1,
-        max_probes: 4,
-    };
+    let search = search_100_to_400();
     // Nothing answers in under 1 ns: the low end fails, so there is no answer.
     let slos = [Slo::parse("p50<1ns").unwrap()];
     let (steps, knee) = run_knee(&base(port), &search, &slos, &drain(), |_, _| {}).unwrap();
