@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bench/plaintext-split.sh - where a capped server's CPU goes on the pipelined plaintext test,
+# for twelve serve and may_minihttp in the same run: each capped at 50% of CPU 0 (one worker),
+# wrk -t1 -c256 with 16 requests per write on CPU 1, TechEmpower's header set (as
+# ../shared/bench/run.sh sends it), rounds interleaved. During each run perf samples CPU 0
+# (cpu-clock) and the samples of the server's own threads are split into user space and kernel;
+# with the run's server CPU time per request (utime + stime from /proc) that gives user and
+# kernel µs per request, and `kernel_bound`: the req/s the 50% cap would allow if the server's
+# user-space time were zero and its kernel time unchanged.
+#
+# Usage: bench/plaintext-split.sh [OUTDIR]   (default bench/runs/<date>-plaintext-split)
+# Env:   SHARED=../shared  ROUNDS=3  DURATION=10 (seconds)  PORT=8090
+# Needs root (cgroup CPU cap), Debian's wrk and linux-perf, and cargo. Stops what it starts by PID.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SHARED=${SHARED:-$ROOT/../shared}/bench
+OUT=${1:-$ROOT/bench/runs/$(date +%F)-plaintext-split}
+ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; PORT=${PORT:-8090}
+mkdir -p "$OUT/raw"
+(cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
+BIN="$ROOT/target/bench-bin/twelve"
+
+PERF_DATA=$(mktemp)
+SRV_PID=
+cleanup() {
+  rm -f "$PERF_DATA"
+  "$SHARED/cpu-quota.sh" off "$PORT" 8083 >/dev/null 2>&1 || true
+  [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null || true
+  "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+ulimit -n "$(ulimit -Hn)"
+taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/twelve-serve.log" 2>&1 &
+SRV_PID=$!
+SERVER_CPU=0 "$SHARED/start-peers.sh" may > "$OUT/raw/peers.log"
+for p in "$PORT" 8083; do
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$p/plaintext" >/dev/null && break; sleep 0.2; done
+done
+"$SHARED/cpu-quota.sh" 50 "$PORT" 8083 > "$OUT/raw/quota.log"
+
+pids_on_port() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
+tids_of() { for p in "$@"; do ls "/proc/$p/task"; done | tr '\n' ' '; }  # perf samples name threads
+ticks() { # utime + stime of the given pids, in clock ticks
+  local t=0 f
+  for p in "$@"; do
+    f=$(sed 's/.*) //' "/proc/$p/stat") || continue
+    t=$((t + $(echo "$f" | awk '{print $12 + $13}')))
+  done
+  echo "$t"
+}
+wrk_run() { # port seconds
+  timeout $(($2 + 30)) taskset -c 1 wrk -t1 -c256 -d"$2s" --timeout 5s -H 'Host: localhost' \
+    -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' \
+    -s "$SHARED/pipeline.lua" "http://127.0.0.1:$1/plaintext" -- 16
+}
+HZ=$(getconf CLK_TCK)
+
+printf 'server\tround\trps\tsrv_cpu_s\tus_per_req\tuser_share\tuser_us\tkernel_us\tkernel_bound_rps\n' \
+  > "$OUT/split.tsv"
+for ((r = 1; r <= ROUNDS; r++)); do
+  for t in "twelve=$PORT" "may=8083"; do
+    name=${t%%=*}; port=${t##*=}
+    pids=$(pids_on_port "$port")
+    tids=$(tids_of $pids)
+    wrk_run "$port" 2 > /dev/null   # warm-up, not measured
+    sleep 1
+    t0=$(ticks $pids)
+    wrk_run "$port" "$DURATION" > "$OUT/raw/wrk-$name-$r.txt" &
+    wrk_pid=$!
+    sleep 2
+    perf record -q -C 0 -e cpu-clock -F 1999 -o "$PERF_DATA" -- sleep $((DURATION - 4)) 2>/dev/null
+    wait "$wrk_pid"
+    t1=$(ticks $pids)
+    # Samples per (thread, user or kernel); only the server's threads count. The text report is
+    # kept, the binary perf.data is not.
+    perf report -i "$PERF_DATA" --no-children --sort pid,dso --stdio 2>/dev/null \
+      > "$OUT/raw/perf-$name-$r.txt"
+    awk -v tids=" $tids " '
+          /^ +[0-9.]+%/ {
+            pct = $1 + 0; split($2, a, ":"); pid = a[1] + 0
+            if (index(tids, " " pid " ") == 0) next
+            if ($0 ~ /\[kernel\.kallsyms\]/) k += pct; else u += pct
+          }
+          END { printf "%.6f\n", ((u + k) > 0 ? u / (u + k) : 0) }' "$OUT/raw/perf-$name-$r.txt" \
+      > "$OUT/raw/share-$name-$r.txt"
+    reqs=$(awk '/requests in/{print $1}' "$OUT/raw/wrk-$name-$r.txt")
+    rps=$(awk '/^Requests\/sec/{print $2}' "$OUT/raw/wrk-$name-$r.txt")
+    share=$(cat "$OUT/raw/share-$name-$r.txt")
+    awk -v n="$name" -v r="$r" -v rps="$rps" -v reqs="$reqs" -v dt=$((t1 - t0)) -v hz="$HZ" \
+      -v share="$share" 'BEGIN {
+        cpu = dt / hz; us = cpu / reqs * 1e6; user = us * share; kern = us - user
+        printf "%s\t%d\t%.0f\t%.2f\t%.4f\t%.3f\t%.4f\t%.4f\t%.0f\n",
+          n, r, rps, cpu, us, share, user, kern, 0.5 / kern * 1e6 }' >> "$OUT/split.tsv"
+  done
+done
+"$SHARED/cpu-quota.sh" off "$PORT" 8083 >> "$OUT/raw/quota.log"
+column -t "$OUT/split.tsv"
