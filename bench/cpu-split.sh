@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# bench/plaintext-split.sh - where a capped server's CPU goes on the pipelined plaintext test,
-# for twelve serve and may_minihttp in the same run: each capped at 50% of CPU 0 (one worker),
-# wrk -t1 -c256 with 16 requests per write on CPU 1, TechEmpower's header set (as
-# ../shared/bench/run.sh sends it), rounds interleaved. During each run perf samples CPU 0
+# bench/cpu-split.sh - where a capped server's CPU goes on the pipelined plaintext test
+# (or, with TEST=json, on keep-alive json), for twelve serve and may_minihttp in the same run:
+# each capped at 50% of CPU 0 (one worker), wrk -t1 -c256 on CPU 1 (plaintext: 16 requests per
+# write), TechEmpower's header set (as ../shared/bench/run.sh sends it), rounds interleaved. During each run perf samples CPU 0
 # (cpu-clock) and the samples of the server's own threads are split into user space and kernel;
 # with the run's server CPU time per request (utime + stime from /proc) that gives user and
 # kernel µs per request, and `kernel_bound`: the req/s the 50% cap would allow if the server's
 # user-space time were zero and its kernel time unchanged.
 #
-# Usage: bench/plaintext-split.sh [OUTDIR]   (default bench/runs/<date>-plaintext-split)
-# Env:   SHARED=../shared  ROUNDS=3  DURATION=10 (seconds)  PORT=8090
+# Usage: bench/cpu-split.sh [OUTDIR]   (default bench/runs/<date>-<TEST>-split)
+# Env:   TEST=plaintext|json  SHARED=../shared  ROUNDS=3  DURATION=10 (seconds)  PORT=8090
 # Needs root (cgroup CPU cap), Debian's wrk and linux-perf, and cargo. Stops what it starts by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}/bench
-OUT=${1:-$ROOT/bench/runs/$(date +%F)-plaintext-split}
+TEST=${TEST:-plaintext}
+OUT=${1:-$ROOT/bench/runs/$(date +%F)-$TEST-split}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; PORT=${PORT:-8090}
 mkdir -p "$OUT/raw"
 (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
@@ -49,10 +50,17 @@ ticks() { # utime + stime of the given pids, in clock ticks
   done
   echo "$t"
 }
+case $TEST in
+  plaintext) WRK_TAIL=(-s "$SHARED/pipeline.lua") ;;
+  json) WRK_TAIL=() ;;
+  *) echo "TEST is plaintext or json" >&2; exit 2 ;;
+esac
 wrk_run() { # port seconds
+  local url="http://127.0.0.1:$1/$TEST" depth=()
+  [ "$TEST" = plaintext ] && depth=(-- 16)
   timeout $(($2 + 30)) taskset -c 1 wrk -t1 -c256 -d"$2s" --timeout 5s -H 'Host: localhost' \
     -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' \
-    -s "$SHARED/pipeline.lua" "http://127.0.0.1:$1/plaintext" -- 16
+    "${WRK_TAIL[@]}" "$url" "${depth[@]}"
 }
 HZ=$(getconf CLK_TCK)
 
