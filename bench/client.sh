@@ -17,23 +17,8 @@ ROUNDS=${ROUNDS:-5}; CONNS=${CONNS:-256}; DURATION_S=${DURATION_S:-10}; WARMUP_S
 PORT=${PORT:-8090}
 mkdir -p "$OUT/raw"
 
-(cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
-BIN="$ROOT/target/bench-bin/twelve"
-
-SRV_PID=
-cleanup() {
-  "$SHARED/cpu-quota.sh" off "$PORT" 8081 >/dev/null 2>&1 || true
-  [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null || true
-  "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-ulimit -n "$(ulimit -Hn)"
-taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/twelve-serve.log" 2>&1 &
-SRV_PID=$!
-SERVER_CPU=0 "$SHARED/start-peers.sh" nginx > "$OUT/raw/peers.log"
-for p in "$PORT" 8081; do
-  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$p/json" >/dev/null && break; sleep 0.2; done
-done
+. "$ROOT/bench/common.sh"
+start_servers /json nginx
 
 HDRS=(-H 'Host: localhost' -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7')
 # Prints "requests rps"; the caller's `time` gives the client's own user and system CPU.

@@ -18,26 +18,10 @@ TEST=${TEST:-plaintext}
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-$TEST-split}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; PORT=${PORT:-8090}
 mkdir -p "$OUT/raw"
-(cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
-BIN="$ROOT/target/bench-bin/twelve"
-
+. "$ROOT/bench/common.sh"
 PERF_DATA=$(mktemp)
-SRV_PID=
-cleanup() {
-  rm -f "$PERF_DATA"
-  "$SHARED/cpu-quota.sh" off "$PORT" 8083 >/dev/null 2>&1 || true
-  [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null || true
-  "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-
-ulimit -n "$(ulimit -Hn)"
-taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/twelve-serve.log" 2>&1 &
-SRV_PID=$!
-SERVER_CPU=0 "$SHARED/start-peers.sh" may > "$OUT/raw/peers.log"
-for p in "$PORT" 8083; do
-  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$p/plaintext" >/dev/null && break; sleep 0.2; done
-done
+trap 'rm -f "$PERF_DATA"; stop_servers' EXIT
+start_servers /plaintext may
 "$SHARED/cpu-quota.sh" 50 "$PORT" 8083 > "$OUT/raw/quota.log"
 
 pids_on_port() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }

@@ -18,25 +18,8 @@ PORT=${PORT:-8090}
 mkdir -p "$OUT/raw"
 export OUTDIR="$OUT/raw"
 
-# The benchmark build: fat LTO, one codegen unit, panic=abort, tuned for this CPU.
-(cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
-BIN="$ROOT/target/bench-bin/twelve"
-
-SRV_PID=
-cleanup() {
-  "$SHARED/cpu-quota.sh" off "$PORT" 8081 8083 >/dev/null 2>&1 || true
-  [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null || true
-  "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-
-ulimit -n "$(ulimit -Hn)"
-taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/twelve-serve.log" 2>&1 &
-SRV_PID=$!
-SERVER_CPU=0 "$SHARED/start-peers.sh" nginx may > "$OUT/raw/peers.log"
-for p in "$PORT" 8081 8083; do
-  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$p/json" >/dev/null && break; sleep 0.2; done
-done
+. "$ROOT/bench/common.sh"
+start_servers /json nginx may
 
 {
   echo "# twelve serve benchmark"
