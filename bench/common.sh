@@ -4,8 +4,8 @@
 # and stops exactly what it started, by PID.
 #
 # Needs ROOT, SHARED, OUT and PORT set by the caller; sets BIN.
-# Usage: start_servers PATH PEER...   (PATH: what to fetch to know a server is up, e.g. /json;
-#                                      PEER: nginx (port 8081) or may (port 8083))
+# Usage: start_servers PATH [PEER...]   (PATH: what to fetch to know a server is up, e.g. /json;
+#                                        PEER: nginx (port 8081) or may (port 8083))
 
 # The benchmark build: fat LTO, one codegen unit, panic=abort, tuned for this CPU.
 (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
@@ -33,7 +33,8 @@ start_servers() {
   ulimit -n "$(ulimit -Hn)"
   taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/twelve-serve.log" 2>&1 &
   SRV_PID=$!
-  SERVER_CPU=0 "$SHARED/start-peers.sh" "$@" > "$OUT/raw/peers.log"
+  # start-peers.sh with no names starts them all.
+  if [ $# -gt 0 ]; then SERVER_CPU=0 "$SHARED/start-peers.sh" "$@" > "$OUT/raw/peers.log"; fi
   for p in "$PORT" "${PEER_PORTS[@]}"; do
     for _ in $(seq 50); do curl -sf "http://127.0.0.1:$p$path" >/dev/null && break; sleep 0.2; done
   done
