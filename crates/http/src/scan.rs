@@ -136,10 +136,10 @@ fn skip_class_bytes(buf: &[u8], mut i: usize, class: u8) -> usize {
     i
 }
 
-/// Byte-class membership for 16 bytes at once, by the nibble lookup of Muła and Lemire
-/// (<https://arxiv.org/abs/1902.08318>, §3): every class here is ASCII, so a byte `0xHL` is in
-/// it when bit H (H < 8) of `lo[L]` is set, and `hi[H]` is `1 << H` (0 for H ≥ 8, non-ASCII).
-/// Two `pshufb` and an AND classify a whole vector. `wide` compiles the shuffle to `pshufb`
+/// Byte-class membership for 16 bytes at once, by the nibble lookup that simdjson uses for its
+/// "vectorized classification" (Langdale and Lemire, <https://arxiv.org/abs/1902.08318>): every
+/// class here is ASCII, so a byte `0xHL` is in it when bit H (H < 8) of `lo[L]` is set, and
+/// `hi[H]` is `1 << H` (0 for H ≥ 8, non-ASCII). Two `pshufb` and an AND classify a vector. `wide` compiles the shuffle to `pshufb`
 /// with SSSE3 and to a scalar loop without, so the tests check this path in every build.
 struct ClassLookup {
     lo: u8x16,
