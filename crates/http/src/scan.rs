@@ -139,8 +139,9 @@ fn skip_class_bytes(buf: &[u8], mut i: usize, class: u8) -> usize {
 /// Byte-class membership for 16 bytes at once, by the nibble lookup that simdjson uses for its
 /// "vectorized classification" (Langdale and Lemire, <https://arxiv.org/abs/1902.08318>): every
 /// class here is ASCII, so a byte `0xHL` is in it when bit H (H < 8) of `lo[L]` is set, and
-/// `hi[H]` is `1 << H` (0 for H ≥ 8, non-ASCII). Two `pshufb` and an AND classify a vector. `wide` compiles the shuffle to `pshufb`
-/// with SSSE3 and to a scalar loop without, so the tests check this path in every build.
+/// `hi[H]` is `1 << H` (0 for H ≥ 8, non-ASCII). Two `pshufb` and an AND classify a vector.
+/// `wide` compiles the shuffle to `pshufb` with SSSE3 and to a scalar loop without, so the
+/// tests check this path in every build.
 struct ClassLookup {
     lo: u8x16,
     hi: u8x16,
@@ -199,11 +200,12 @@ pub(crate) fn is_target(b: u8) -> bool {
 
 /// The index of the first byte at or after `i` that is not a field-value byte (HTAB, SP, VCHAR,
 /// obs-text): the CR that ends the line, or an invalid byte. Values are most of a head's bytes,
-/// so they are checked 32 bytes per step with SIMD compares (`wide`, which picks AVX2 or two
-/// SSE2 halves at compile time and keeps this crate free of `unsafe`): a byte is flagged when
-/// it is at most 0x1F (unsigned, as `min(b, 0x1F) == b`) and not HTAB, or is DEL; obs-text
-/// (0x80-0xFF) never is. The first flag's index comes from the compare mask. Where fewer than
-/// 32 bytes remain, byte by byte in the table.
+/// so they are checked 32 bytes per step with SIMD compares (`wide`, which picks the vector
+/// instructions the build enables, AVX2 or two SSE2 halves on x86-64, and keeps this crate
+/// free of `unsafe`): a byte is flagged when it is at most 0x1F (unsigned, as
+/// `min(b, 0x1F) == b`) and not HTAB, or is DEL; obs-text (0x80-0xFF) never is. The first
+/// flag's index comes from the compare mask. Where fewer than 32 bytes remain, byte by byte in
+/// the table.
 #[inline]
 pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
     let ctl_max = u8x32::splat(0x1f);
@@ -392,10 +394,11 @@ mod tests {
         }
     }
 
-    /// The SIMD class scan, whichever `skip_class` picks in this build: it must stop where the
-    /// table says, for every byte value in every position of two steps and a tail.
+    /// Both ways `skip_class` can go, whichever this build picks: the SIMD lookup and the word
+    /// loop, each followed by the byte tail, must stop where the table says, for every byte
+    /// value in every position of two 16-byte steps and a tail, from starts up to past the end.
     #[test]
-    fn class_lookup_agrees_with_the_table_for_every_byte_in_every_position() {
+    fn class_scans_agree_with_the_table_for_every_byte_in_every_position() {
         for class in [&TCHARS, &TARGETS, &REG_NAMES] {
             let lookup = ClassLookup::new(class);
             for b in 0..=255u8 {
@@ -403,14 +406,22 @@ mod tests {
                     let mut buf = [b'a'; 40];
                     buf[at] = b;
                     let inside = CLASS[b as usize] & class.bit != 0;
-                    for start in [0, 1, at.min(20), at] {
-                        let got = skip_class_bytes(&buf, lookup.skip(&buf, start), class.bit);
-                        let want = if inside || at < start { buf.len() } else { at };
-                        assert_eq!(
-                            got, want,
-                            "class {} byte {b:#04x} at {at} from {start}",
-                            class.bit
+                    for start in [0, 1, at.min(20), at, 39, 40, 41, usize::MAX] {
+                        let want = if inside || at < start {
+                            start.max(buf.len())
+                        } else {
+                            at
+                        };
+                        let simd = skip_class_bytes(&buf, lookup.skip(&buf, start), class.bit);
+                        let words = skip_class_bytes(
+                            &buf,
+                            skip_class_words(&buf, start, class.bit),
+                            class.bit,
                         );
+                        let why = format!("class {} byte {b:#04x} at {at} from {start}", class.bit);
+                        assert_eq!(simd, want, "lookup: {why}");
+                        assert_eq!(words, want, "words: {why}");
+                        assert_eq!(skip_class(&buf, start, class), want, "skip_class: {why}");
                     }
                 }
             }
@@ -420,8 +431,8 @@ mod tests {
     #[test]
     fn skip_tchar_stops_at_every_non_tchar_in_every_position() {
         for b in 0..=255u8 {
-            for at in 0..12 {
-                let mut buf = [b'a'; 14];
+            for at in 0..38 {
+                let mut buf = [b'a'; 40];
                 buf[at] = b;
                 let naive = (0..buf.len())
                     .find(|&k| !is_tchar(buf[k]))
@@ -440,8 +451,8 @@ mod tests {
     #[test]
     fn skip_target_stops_at_every_non_target_byte_in_every_position() {
         for b in 0..=255u8 {
-            for at in 0..12 {
-                let mut buf = [b'a'; 14];
+            for at in 0..38 {
+                let mut buf = [b'a'; 40];
                 buf[at] = b;
                 let naive = (0..buf.len())
                     .find(|&k| !is_target(buf[k]))
