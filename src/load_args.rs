@@ -68,11 +68,12 @@ pub struct LoadArgs {
     /// Give up a connect after this long (counted, then retried).
     #[arg(long, value_name = "DUR", default_value = "2s")]
     pub connect_timeout: String,
-    /// After a poll that found fewer than 16 ready connections, nap this long on the client's own timer
-    /// before polling again, instead of blocking until the server's next send wakes the client:
-    /// on one host, waking a sleeping client costs the server CPU (a cross-CPU wake-up per
-    /// send), which a cheap client would otherwise add to the server's bill. `auto` naps 1% of
-    /// the mean latency, at most 20us, never under 2us; `off` always blocks, as wrk does.
+    /// After a poll that found fewer than 16 ready connections, nap this long on the client's
+    /// own timer before polling again, instead of blocking until the server's next send wakes
+    /// the client: on one host, waking a sleeping client costs the server CPU (a cross-CPU
+    /// wake-up per send), which a cheap client would otherwise add to the server's bill.
+    /// `auto` naps 1% of the mean latency, at most 20us, never under 2us; `off` always blocks,
+    /// as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
 }
