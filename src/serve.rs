@@ -94,6 +94,15 @@ struct Message {
 /// Runs `twelve serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = config(&args)?;
+    // Before the workers start: the handlers need a descriptor of their own (signal-hook's
+    // self-pipe), and once the listening line is out a flood of clients may take every
+    // descriptor under a low `ulimit -n`, which once made a serve that was already answering
+    // exit here with EMFILE (tests/serve_limits.rs caught it, one run in ten under load).
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ])
+    .context("installing the SIGTERM/SIGINT handlers")?;
     let router = techempower_router();
     let handle = Server::new(config.clone(), router)
         .start()
@@ -106,11 +115,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             config.steer
         );
     }
-    let mut signals = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-    ])
-    .context("installing the SIGTERM/SIGINT handlers")?;
     if let Some(sig) = signals.forever().next() {
         eprintln!("twelve serve: signal {sig}, draining (--drain-timeout)");
     }
