@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # bench/client-effect.sh - what the client does to the server it measures: twelve serve (one
-# worker on CPU 0, capped at 50% of a core) under wrk and under twelve bench in turn (-t1 -c256
+# worker on CPU 0, capped at 50% of a core) under wrk and under twelve bench in turn (-t1 -c$CONNS
 # keep-alive json on CPU 1), perf sampling CPU 0 in the middle of each run. Prints, per kernel
 # or user symbol, the share of CPU 0's samples per 100k req/s under each client and their
-# difference, largest first: where the server spends more per request under one client.
+# difference, largest first each way: where the server spends more per request under one client.
 #
 # Usage: bench/client-effect.sh [OUTDIR]   (default bench/runs/<date>-client-effect)
-# Env:   SHARED=../shared  DURATION=8 (seconds)  PORT=8090
+# Env:   SHARED=../shared  DURATION=8 (seconds)  CONNS=256  PORT=8090
 # Needs root (cgroup CPU cap), Debian's wrk and linux-perf, python3 and cargo. Stops what it
 # starts by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-client-effect}
-DURATION=${DURATION:-8}; PORT=${PORT:-8090}
+DURATION=${DURATION:-8}; CONNS=${CONNS:-256}; PORT=${PORT:-8090}
 mkdir -p "$OUT/raw"
 . "$ROOT/bench/common.sh"
 PERF_DATA=$(mktemp)
@@ -24,10 +24,10 @@ start_servers /json
 URL="http://127.0.0.1:$PORT/json"
 for client in wrk twelve; do
   if [ "$client" = wrk ]; then
-    timeout $((DURATION + 30)) taskset -c 1 wrk -t1 -c256 -d"${DURATION}s" -H 'Host: localhost' \
+    timeout $((DURATION + 30)) taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" -H 'Host: localhost' \
       "$URL" > "$OUT/raw/$client.txt" &
   else
-    timeout $((DURATION + 30)) taskset -c 1 "$BIN" bench "$URL" --cpus 1 -t1 -c256 \
+    timeout $((DURATION + 30)) taskset -c 1 "$BIN" bench "$URL" --cpus 1 -t1 -c"$CONNS" \
       -d"${DURATION}s" --warmup 0 -H 'Host: localhost' --json > "$OUT/raw/$client.json" &
   fi
   load=$!
@@ -53,10 +53,12 @@ print(f"req/s: wrk {rps['wrk']:.0f}, twelve bench {rps['twelve']:.0f}")
 total = {c: sum(v.get(c, 0) for v in share.values()) for c in rps}
 print(f"busy samples (% of CPU 0) per 100k req/s: wrk {total['wrk']:.2f}, "
       f"twelve bench {total['twelve']:.2f} ({total['wrk'] / total['twelve']:.3f} x)")
-print("\n  diff    wrk  twelve  symbol")
 rows = sorted(share.items(), key=lambda kv: kv[1].get("twelve", 0) - kv[1].get("wrk", 0))
-for sym, v in rows[:25]:
-    w, t = v.get("wrk", 0), v.get("twelve", 0)
-    print(f"{w - t:6.3f} {w:6.3f} {t:6.3f}  {sym[:80]}")
+# Both ends: which client makes the server spend more per request depends on the load (-c).
+for title, part in (("more under wrk", rows[:20]), ("more under twelve bench", rows[::-1][:20])):
+    print(f"\n{title}:\n  diff    wrk  twelve  symbol")
+    for sym, v in part:
+        w, t = v.get("wrk", 0), v.get("twelve", 0)
+        print(f"{w - t:6.3f} {w:6.3f} {t:6.3f}  {sym[:80]}")
 EOF
 cat "$OUT/diff.txt"
