@@ -101,7 +101,8 @@ for conns in $CONNS; do
         wait "$CLIENT" ||
           { echo "agreement.sh: $client against $srv at -c$conns, round $r, failed: see $f" >&2; exit 1; }
         e_use=$(srv_ns); answered=$(($(served) - b_srv))
-        read -r reqs rps < <(counts "$client" "$f")
+        counts "$client" "$f" > "$f.res" && read -r reqs rps < "$f.res" ||
+          { echo "agreement.sh: no request count in $f" >&2; exit 1; }
         read -r u s w < "$f.time"
         awk -v srv="$srv" -v c="$conns" -v cl="$client" -v r="$r" -v n="$reqs" -v rps="$rps" \
           -v w="$w" -v u="$u" -v s="$s" -v e=$((e_use - b_use)) -v mu=$((z_use - m_use)) \
