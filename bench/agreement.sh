@@ -81,7 +81,9 @@ counts() {
 }
 
 TSV="$OUT/runs.tsv"
-echo -e "server\tconns\tclient\tround\trequests\trps\twall_s\tclient_cpu_us_per_req\tsrv_cpu_us_per_req\tsrv_busy\tsrv_throttled\tsrv_idle_allowed\tsrv_answered" > "$TSV"
+COLS=(server conns client round requests rps wall_s client_cpu_us_per_req srv_cpu_us_per_req
+      srv_busy srv_throttled srv_idle_allowed srv_answered)
+(IFS=$'\t'; echo "${COLS[*]}") > "$TSV"
 TIMEFORMAT='%U %S %R'
 for conns in $CONNS; do
   for ((r = 1; r <= ROUNDS; r++)); do
@@ -123,7 +125,8 @@ done
   echo "- tree: $(cd "$ROOT" && git describe --always --dirty --abbrev=12)"
   echo "- kernel: $(uname -r); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
   echo "- servers on CPU 0 (one worker) capped at 50% (5 ms per 10 ms period), clients -t1 on CPU 1;"
-  echo "  ${DURATION_S}s runs after a separate ${WARMUP_S}s warm-up; wrk first in odd rounds, twelve bench in even ones"
+  echo "  ${DURATION_S}s runs after a separate ${WARMUP_S}s warm-up; wrk first in odd rounds,"
+  echo "  twelve bench in even ones"
   echo "- command: \`ROUNDS=$ROUNDS CONNS=\"$CONNS\" SERVERS=\"$SERVERS\" DURATION_S=$DURATION_S bench/agreement.sh\`"
   echo "- server CPU per request: its threads' schedstat over the whole run / the client's count;"
   echo "  busy, throttled and idle while allowed: shares of the middle of the run (1 s in to 1 s"
@@ -135,8 +138,10 @@ rs = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
 g = {}
 for r in rs: g.setdefault((r['server'], int(r['conns']), r['client']), []).append(r)
 med = lambda v, k: st.median(float(r[k]) for r in v)
-print("| server | -c | client | req/s | client CPU µs/req | server CPU µs/req | server busy | throttled | idle while allowed |")
-print("|---|---|---|---|---|---|---|---|---|")
+cols = ["server", "-c", "client", "req/s", "client CPU µs/req", "server CPU µs/req",
+        "server busy", "throttled", "idle while allowed"]
+print("| " + " | ".join(cols) + " |")
+print("|" + "---|" * len(cols))
 for (s, c, cl), v in sorted(g.items()):
     print(f"| {s} | {c} | {cl} | {med(v,'rps'):,.0f} | {med(v,'client_cpu_us_per_req'):.2f} | "
           f"{med(v,'srv_cpu_us_per_req'):.2f} | {med(v,'srv_busy'):.3f} | "
