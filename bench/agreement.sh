@@ -32,7 +32,6 @@ declare -A PORTS=([twelve]=$PORT [nginx]=8081 [may]=8083)
 CG=$(awk '{print $3}' "$OUT/raw/quota.log")
 [ -f "$CG/cpu.stat" ] || { echo "no cpu.stat in '$CG'" >&2; exit 1; }
 
-HDRS=(-H 'Host: localhost' -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7')
 # Server CPU in ns: every thread of the cgroup, from its schedstat (exact, not tick-sampled;
 # the servers here start no threads and end none while they serve).
 srv_ns() {
@@ -58,28 +57,20 @@ served() {
 start_client() {
   case $1 in
     wrk) { time timeout 60 taskset -c 1 wrk -t1 -c"$3" -d"${DURATION_S}s" --timeout 5s \
-             "${HDRS[@]}" "$2" > "$4" 2>&1; } 2> "$4.time" & ;;
+             "${TFB_HDRS[@]}" "$2" > "$4" 2>&1; } 2> "$4.time" & ;;
     twelve) { time timeout 60 "$BIN" bench "$2" --cpus 1 -t1 -c"$3" -d"${DURATION_S}s" \
-                --warmup 0 --timeout 5s "${HDRS[@]}" --json > "$4" 2> "$4.err"; } 2> "$4.time" & ;;
+                --warmup 0 --timeout 5s "${TFB_HDRS[@]}" --json > "$4" 2> "$4.err"; } 2> "$4.time" & ;;
   esac
   CLIENT=$!
 }
 # The same client for the warm-up, as a separate run, so neither is charged for it.
 warm_up() {
   case $1 in
-    wrk) timeout 60 taskset -c 1 wrk -t1 -c"$3" -d"${WARMUP_S}s" "${HDRS[@]}" "$2" ;;
+    wrk) timeout 60 taskset -c 1 wrk -t1 -c"$3" -d"${WARMUP_S}s" "${TFB_HDRS[@]}" "$2" ;;
     twelve) timeout 60 "$BIN" bench "$2" --cpus 1 -t1 -c"$3" -d"${WARMUP_S}s" --warmup 0 \
-              "${HDRS[@]}" ;;
+              "${TFB_HDRS[@]}" ;;
   esac > /dev/null 2>&1 || true
 }
-# Prints "requests rps" from a client's output.
-counts() {
-  case $1 in
-    wrk) echo "$(awk '/requests in/{print $1}' "$2") $(awk '/^Requests\/sec/{print $2}' "$2")" ;;
-    twelve) python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["requests"], d["rps"])' "$2" ;;
-  esac
-}
-
 TSV="$OUT/runs.tsv"
 COLS=(server conns client round requests rps wall_s client_cpu_us_per_req srv_cpu_us_per_req
       srv_busy srv_throttled srv_idle_allowed srv_answered)
@@ -103,7 +94,7 @@ for conns in $CONNS; do
         wait "$CLIENT" ||
           { echo "agreement.sh: $client against $srv at -c$conns, round $r, failed: see $f" >&2; exit 1; }
         e_use=$(srv_ns); answered=$(($(served) - b_srv))
-        counts "$client" "$f" > "$f.res" && read -r reqs rps < "$f.res" ||
+        client_counts "$client" "$f" > "$f.res" && read -r reqs rps < "$f.res" ||
           { echo "agreement.sh: no request count in $f" >&2; exit 1; }
         read -r u s w < "$f.time"
         awk -v srv="$srv" -v c="$conns" -v cl="$client" -v r="$r" -v n="$reqs" -v rps="$rps" \

@@ -20,22 +20,21 @@ mkdir -p "$OUT/raw"
 . "$ROOT/bench/common.sh"
 start_servers /json nginx
 
-HDRS=(-H 'Host: localhost' -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7')
 # Prints "requests rps"; the caller's `time` gives the client's own user and system CPU.
 run_wrk() {
   local f=$2
-  taskset -c 1 wrk -t1 -c"$CONNS" -d"${WARMUP_S}s" "${HDRS[@]}" "$1" > /dev/null 2>&1 || true
+  timeout 60 taskset -c 1 wrk -t1 -c"$CONNS" -d"${WARMUP_S}s" "${TFB_HDRS[@]}" "$1" > /dev/null 2>&1 || true
   TIMEFORMAT='%U %S %R'
-  { time taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION_S}s" --timeout 5s "${HDRS[@]}" "$1" > "$f" 2>&1; } 2> "$f.time"
-  echo "$(awk '/requests in/{print $1}' "$f") $(awk '/^Requests\/sec/{print $2}' "$f")"
+  { time timeout 60 taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION_S}s" --timeout 5s "${TFB_HDRS[@]}" "$1" > "$f" 2>&1; } 2> "$f.time"
+  client_counts wrk "$f"
 }
 run_twelve() {
   local f=$2
   # Warmed up by a separate run exactly as wrk is, so both processes are charged the same way.
-  "$BIN" bench "$1" --cpus 1 -t1 -c"$CONNS" -d"${WARMUP_S}s" --warmup 0 "${HDRS[@]}" > /dev/null 2>&1 || true
+  timeout 60 "$BIN" bench "$1" --cpus 1 -t1 -c"$CONNS" -d"${WARMUP_S}s" --warmup 0 "${TFB_HDRS[@]}" > /dev/null 2>&1 || true
   TIMEFORMAT='%U %S %R'
-  { time "$BIN" bench "$1" --cpus 1 -t1 -c"$CONNS" -d"${DURATION_S}s" --warmup 0 --timeout 5s "${HDRS[@]}" --json > "$f" 2> "$f.err"; } 2> "$f.time"
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["requests"], d["rps"])' "$f"
+  { time timeout 60 "$BIN" bench "$1" --cpus 1 -t1 -c"$CONNS" -d"${DURATION_S}s" --warmup 0 --timeout 5s "${TFB_HDRS[@]}" --json > "$f" 2> "$f.err"; } 2> "$f.time"
+  client_counts twelve "$f"
 }
 
 {
@@ -84,14 +83,13 @@ for srv in "nginx=8081" "twelve=$PORT"; do
     # The servers are warm from the runs above; perf counts CPU 0 while the client runs.
     ev=syscalls:sys_enter_epoll_wait,syscalls:sys_enter_io_uring_enter,context-switches
     if [ $client = wrk ]; then
-      perf stat -C 0 -x, -o "$f.perf" -e "$ev" -- taskset -c 1 wrk -t1 -c"$CONNS" \
-        -d"${DURATION_S}s" "${HDRS[@]}" "$url" > "$f" 2>&1
-      reqs=$(awk '/requests in/{print $1}' "$f")
+      perf stat -C 0 -x, -o "$f.perf" -e "$ev" -- timeout 60 taskset -c 1 wrk -t1 -c"$CONNS" \
+        -d"${DURATION_S}s" "${TFB_HDRS[@]}" "$url" > "$f" 2>&1
     else
-      perf stat -C 0 -x, -o "$f.perf" -e "$ev" -- "$BIN" bench "$url" --cpus 1 -t1 \
-        -c"$CONNS" -d"${DURATION_S}s" --warmup 0 "${HDRS[@]}" --json > "$f" 2> "$f.err"
-      reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$f")
+      perf stat -C 0 -x, -o "$f.perf" -e "$ev" -- timeout 60 "$BIN" bench "$url" --cpus 1 -t1 \
+        -c"$CONNS" -d"${DURATION_S}s" --warmup 0 "${TFB_HDRS[@]}" --json > "$f" 2> "$f.err"
     fi
+    read -r reqs _ < <(client_counts "$client" "$f")
     per() { awk -F, -v e="$1" -v n="$reqs" '$3 ~ e {printf "%.4f", $1 / n}' "$f.perf"; }
     echo -e "$name\t$client\t$reqs\t$(per epoll_wait)\t$(per io_uring_enter)\t$(per context-switches)" >> "$PAT"
   done

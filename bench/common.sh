@@ -39,3 +39,17 @@ start_servers() {
     for _ in $(seq 50); do curl -sf "http://127.0.0.1:$p$path" >/dev/null && break; sleep 0.2; done
   done
 }
+
+# The TechEmpower json test's request headers (what ../shared/bench/run.sh sends), for wrk and
+# twelve bench alike.
+TFB_HDRS=(-H 'Host: localhost'
+  -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7')
+
+# Prints "requests rps" from a client's saved output: wrk's text, or twelve bench's --json.
+# Usage: client_counts wrk|twelve FILE
+client_counts() {
+  case $1 in
+    wrk) echo "$(awk '/requests in/{print $1}' "$2") $(awk '/^Requests\/sec/{print $2}' "$2")" ;;
+    twelve) python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["requests"], d["rps"])' "$2" ;;
+  esac
+}

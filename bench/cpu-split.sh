@@ -42,8 +42,7 @@ esac
 wrk_run() { # port seconds
   local url="http://127.0.0.1:$1/$TEST" depth=()
   [ "$TEST" = plaintext ] && depth=(-- 16)
-  timeout $(($2 + 30)) taskset -c 1 wrk -t1 -c256 -d"$2s" --timeout 5s -H 'Host: localhost' \
-    -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' \
+  timeout $(($2 + 30)) taskset -c 1 wrk -t1 -c256 -d"$2s" --timeout 5s "${TFB_HDRS[@]}" \
     "${WRK_TAIL[@]}" "$url" "${depth[@]}"
 }
 HZ=$(getconf CLK_TCK)
