@@ -1,8 +1,12 @@
-//! One client connection: its socket, receive buffer, response parser and the requests it
-//! has in flight. Allocated once per connection slot and reused across reconnects.
-use rustix::fd::OwnedFd;
+//! One client connection as a sans-I/O state machine: request windows go out as byte slices of
+//! the run's [`RequestSet`], received bytes come in, and answered requests (with their intended
+//! start and actual send) or a failure class come out. It never sees a socket, so the epoll
+//! worker and the simulation drive it alike. Allocated once per slot, reused across reconnects.
+//!
+//! This is the one place the load generator uses twelve-http's client response parser.
+use crate::request::RequestSet;
 use std::collections::VecDeque;
-use twelve_http::response::ResponseParser;
+use twelve_http::response::{Error as ParseErr, ResponseParser, Status};
 
 /// Receive buffer per connection. wrk uses 8 KiB; 16 KiB halves the recv calls for 8–16 KB
 /// bodies and still costs only 16 MiB at 1,000 connections.
@@ -19,71 +23,502 @@ pub(crate) enum Phase {
     Open,
 }
 
-/// A write that the kernel took only part of: which window, and how far it got.
+/// What every connection of a run shares: how deep it pipelines, when it is reopened, how
+/// many URLs it cycles through, and whether responses carry no body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Pending {
-    pub first: usize,
-    pub count: usize,
-    pub sent: usize,
+pub(crate) struct ConnSetup {
+    /// Requests in flight at most.
+    pub pipeline: usize,
+    /// Requests per connection before the client reopens it (`--close`: one).
+    pub per_conn: Option<u64>,
+    /// Distinct URLs, taken in turn.
+    pub urls: usize,
+    /// HEAD requests: responses have no body.
+    pub head: bool,
 }
 
+/// A window of requests being written: which one, and how far the kernel took it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pending {
+    first: usize,
+    count: usize,
+    sent: usize,
+}
+
+/// One answered request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Answer {
+    pub intended_ns: u64,
+    pub sent_ns: u64,
+    pub code: u16,
+    /// The connection must close after this answer (the server said so, or the connection
+    /// has sent its `--requests-per-conn` quota and has nothing left in flight).
+    pub close: bool,
+}
+
+/// Why a connection has to be dropped, one variant per error class it is counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// Bytes that are not a response, a head larger than the buffer, or an answer to a request
+    /// never sent.
+    Parse,
+    /// The peer closed inside a head.
+    Read,
+    /// The peer closed inside a body.
+    BodyLength,
+}
+
+impl From<ParseErr> for Failure {
+    fn from(e: ParseErr) -> Self {
+        match e {
+            ParseErr::IncompleteHead => Failure::Read,
+            ParseErr::IncompleteBody => Failure::BodyLength,
+            _ => Failure::Parse,
+        }
+    }
+}
+
+/// One client connection slot.
 pub(crate) struct Conn {
-    pub fd: Option<OwnedFd>,
-    pub phase: Phase,
-    pub parser: ResponseParser,
+    setup: ConnSetup,
+    phase: Phase,
+    parser: ResponseParser,
     /// Unconsumed received bytes are `buf[start..end]`.
-    pub buf: Box<[u8]>,
-    pub start: usize,
-    pub end: usize,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
     /// (intended start, actual send) of each request in flight, oldest first.
-    pub inflight: VecDeque<(u64, u64)>,
+    /// INVARIANT: the last `queued` entries belong to no window yet.
+    inflight: VecDeque<(u64, u64)>,
+    queued: usize,
     /// URL index of the next request.
-    pub next_url: usize,
+    next_url: usize,
     /// Requests sent on the current connection.
-    pub sent_here: u64,
-    pub pending: Option<Pending>,
+    sent_here: u64,
+    pending: Option<Pending>,
+    /// A short write left bytes behind: the driver waits for writability until they are out.
+    write_stalled: bool,
     /// Closed `-n` runs: requests taken from the budget for this slot's next connection.
-    pub reserved: u64,
-    /// Whether EPOLLOUT is armed (only while a short write waits).
-    pub out_armed: bool,
+    reserved: u64,
     /// Whether the slot has been connected before (a later connect is a reconnect).
-    pub ever_open: bool,
+    ever_open: bool,
     /// Whether the slot is on the worker's ready list (open model).
-    pub in_ready: bool,
+    in_ready: bool,
 }
 
 impl Conn {
-    pub(crate) fn new(pipeline: usize, head: bool) -> Self {
+    pub(crate) fn new(setup: ConnSetup) -> Self {
         let mut parser = ResponseParser::new();
-        parser.set_head_request(head);
+        parser.set_head_request(setup.head);
         Self {
-            fd: None,
+            setup,
             phase: Phase::Closed { retry_at_ns: 0 },
             parser,
             buf: vec![0; RECV_BUF].into_boxed_slice(),
             start: 0,
             end: 0,
-            inflight: VecDeque::with_capacity(pipeline),
+            inflight: VecDeque::with_capacity(setup.pipeline),
+            queued: 0,
             next_url: 0,
             sent_here: 0,
             pending: None,
+            write_stalled: false,
             reserved: 0,
-            out_armed: false,
             ever_open: false,
             in_ready: false,
         }
     }
 
-    /// Drops the socket and everything in flight; keeps the allocations.
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Starts the URL rotation at `url` (workers stagger their connections).
+    pub(crate) fn start_at_url(&mut self, url: usize) {
+        self.next_url = url % self.setup.urls;
+    }
+
+    /// A connect was started.
+    pub(crate) fn connecting(&mut self, now_ns: u64) {
+        self.phase = Phase::Connecting { since_ns: now_ns };
+    }
+
+    /// The connect finished; returns whether this slot was connected before (a reconnect).
+    pub(crate) fn opened(&mut self) -> bool {
+        self.phase = Phase::Open;
+        std::mem::replace(&mut self.ever_open, true)
+    }
+
+    /// Drops everything in flight and waits to reconnect at `retry_at_ns`; keeps the
+    /// allocations (and any reservation from the budget, which the next connection sends).
     pub(crate) fn reset(&mut self, retry_at_ns: u64) {
-        self.fd = None;
         self.phase = Phase::Closed { retry_at_ns };
         self.parser.reset();
         self.start = 0;
         self.end = 0;
         self.inflight.clear();
+        self.queued = 0;
         self.sent_here = 0;
         self.pending = None;
-        self.out_armed = false;
+        self.write_stalled = false;
+        self.in_ready = false;
+    }
+
+    /// Whether requests are in flight.
+    pub(crate) fn has_inflight(&self) -> bool {
+        !self.inflight.is_empty()
+    }
+
+    /// Nothing in flight and nothing reserved: a count-bounded run may end.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.inflight.is_empty() && self.reserved == 0
+    }
+
+    /// When the oldest request in flight was sent.
+    pub(crate) fn oldest_sent_ns(&self) -> Option<u64> {
+        self.inflight.front().map(|&(_, sent)| sent)
+    }
+
+    /// Requests this connection may still send before the client reopens it.
+    pub(crate) fn quota(&self) -> u64 {
+        match self.setup.per_conn {
+            Some(n) => n.saturating_sub(self.sent_here),
+            None => u64::MAX,
+        }
+    }
+
+    /// Requests a new connection may send before the client reopens it.
+    pub(crate) fn quota_when_reopened(&self) -> u64 {
+        self.setup.per_conn.unwrap_or(u64::MAX)
+    }
+
+    /// How many new requests the connection can take now: none unless it is open with no write
+    /// waiting, else the free pipeline depth, bounded by the quota.
+    pub(crate) fn room(&self) -> usize {
+        if self.phase != Phase::Open || self.pending.is_some() {
+            return 0;
+        }
+        let free = self.setup.pipeline - self.inflight.len();
+        free.min(usize::try_from(self.quota()).unwrap_or(usize::MAX))
+    }
+
+    /// Whether a window is being written.
+    pub(crate) fn is_writing(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Whether the slot is on the ready list; `set_ready` keeps this and the list in step.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.in_ready
+    }
+
+    pub(crate) fn set_ready(&mut self, ready: bool) {
+        self.in_ready = ready;
+    }
+
+    /// Takes the closed `-n` reservation (0 when none).
+    pub(crate) fn take_reserved(&mut self) -> u64 {
+        std::mem::take(&mut self.reserved)
+    }
+
+    /// The current reservation; `reserve` sets it.
+    pub(crate) fn reserved(&self) -> u64 {
+        self.reserved
+    }
+
+    pub(crate) fn reserve(&mut self, n: u64) {
+        self.reserved = n;
+    }
+
+    /// Queues one request, intended at `intended_ns` and sent at `sent_ns`, for the next
+    /// window.
+    #[inline]
+    pub(crate) fn queue(&mut self, intended_ns: u64, sent_ns: u64) {
+        debug_assert!(self.pending.is_none() && self.inflight.len() < self.setup.pipeline);
+        self.inflight.push_back((intended_ns, sent_ns));
+        self.queued += 1;
+    }
+
+    /// Makes the queued requests one window, written by one `send`; returns its size.
+    pub(crate) fn start_window(&mut self) -> usize {
+        let count = std::mem::take(&mut self.queued);
+        if count > 0 {
+            self.pending = Some(Pending {
+                first: self.next_url,
+                count,
+                sent: 0,
+            });
+            self.next_url = (self.next_url + count) % self.setup.urls;
+            self.sent_here += count as u64;
+        }
+        count
+    }
+
+    /// The bytes of the window still to write.
+    #[inline]
+    pub(crate) fn unsent<'r>(&self, requests: &'r RequestSet) -> Option<&'r [u8]> {
+        let p = self.pending?;
+        Some(requests.window_from(p.first, p.count, p.sent))
+    }
+
+    /// The whole window is written; returns whether a short write had stalled it (the driver
+    /// then stops waiting for writability).
+    #[inline]
+    pub(crate) fn sent_all(&mut self) -> bool {
+        self.pending = None;
+        std::mem::take(&mut self.write_stalled)
+    }
+
+    /// The kernel took `n` bytes but not all; returns whether this is the first stall of the
+    /// window (the driver then starts waiting for writability).
+    pub(crate) fn sent_part(&mut self, n: usize) -> bool {
+        if let Some(p) = &mut self.pending {
+            p.sent += n;
+        }
+        !std::mem::replace(&mut self.write_stalled, true)
+    }
+
+    /// Where the next received bytes go; `None` when a response head fills the whole buffer.
+    #[inline]
+    pub(crate) fn read_buf(&mut self) -> Option<&mut [u8]> {
+        if self.end == self.buf.len() {
+            if self.start == 0 {
+                return None;
+            }
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        Some(&mut self.buf[self.end..])
+    }
+
+    /// `n` bytes were received into [`Conn::read_buf`].
+    #[inline]
+    pub(crate) fn on_read(&mut self, n: usize) {
+        self.end += n;
+    }
+
+    /// The next complete response in the received bytes, `Ok(None)` when more are needed.
+    #[inline]
+    pub(crate) fn next_answer(&mut self) -> Result<Option<Answer>, Failure> {
+        let (used, status) = self.parser.parse(&self.buf[self.start..self.end])?;
+        self.start += used;
+        match status {
+            Status::Complete(done) => self.answer(done.code, done.keep_alive).map(Some),
+            Status::Partial => {
+                if self.start == self.end {
+                    self.start = 0;
+                    self.end = 0;
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// The peer closed: a response framed by the close completes now (`Ok(Some)`), or nothing
+    /// was pending (`Ok(None)`), or one was cut short.
+    pub(crate) fn on_eof(&mut self) -> Result<Option<Answer>, Failure> {
+        match self.parser.eof(self.end - self.start)? {
+            Some(done) => self.answer(done.code, done.keep_alive).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Pairs a complete response with the oldest request in flight.
+    fn answer(&mut self, code: u16, keep_alive: bool) -> Result<Answer, Failure> {
+        // A response nobody asked for.
+        let (intended_ns, sent_ns) = self.inflight.pop_front().ok_or(Failure::Parse)?;
+        let quota_done = self.quota() == 0 && self.inflight.is_empty();
+        Ok(Answer {
+            intended_ns,
+            sent_ns,
+            code,
+            close: !keep_alive || quota_done,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, Target};
+
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+    fn setup(pipeline: usize, per_conn: Option<u64>) -> (Conn, RequestSet) {
+        let mut c = Config::new(vec![
+            Target::parse("http://127.0.0.1:9/a").unwrap(),
+            Target::parse("http://127.0.0.1:9/b").unwrap(),
+        ]);
+        c.pipeline = pipeline;
+        let requests = RequestSet::build(&c);
+        let mut conn = Conn::new(ConnSetup {
+            pipeline,
+            per_conn,
+            urls: 2,
+            head: false,
+        });
+        conn.connecting(0);
+        assert!(!conn.opened());
+        (conn, requests)
+    }
+
+    fn feed(conn: &mut Conn, bytes: &[u8]) {
+        let buf = conn.read_buf().unwrap();
+        buf[..bytes.len()].copy_from_slice(bytes);
+        conn.on_read(bytes.len());
+    }
+
+    #[test]
+    fn a_window_is_the_queued_requests_and_advances_the_urls() {
+        let (mut conn, requests) = setup(3, None);
+        assert_eq!(conn.room(), 3);
+        conn.queue(10, 20);
+        conn.queue(11, 20);
+        assert_eq!(conn.start_window(), 2);
+        assert_eq!(
+            conn.room(),
+            0,
+            "no new requests while a window is being written"
+        );
+        assert_eq!(conn.unsent(&requests), Some(requests.window(0, 2)));
+        assert!(!conn.sent_all());
+        assert_eq!(conn.room(), 1);
+        conn.queue(12, 30);
+        conn.start_window();
+        // The rotation goes on where the last window stopped: URL 0 again.
+        assert_eq!(conn.unsent(&requests), Some(requests.window(0, 1)));
+    }
+
+    #[test]
+    fn a_short_write_resumes_where_it_stopped_and_stalls_once() {
+        let (mut conn, requests) = setup(2, None);
+        conn.queue(0, 0);
+        conn.queue(0, 0);
+        conn.start_window();
+        let whole = requests.window(0, 2);
+        assert!(conn.sent_part(5), "the first stall arms writability");
+        assert!(
+            !conn.sent_part(5),
+            "a second short write of the same window does not"
+        );
+        assert_eq!(conn.unsent(&requests), Some(&whole[10..]));
+        assert!(conn.sent_all(), "finishing a stalled window disarms it");
+        assert_eq!(conn.unsent(&requests), None);
+    }
+
+    #[test]
+    fn answers_pair_with_requests_oldest_first_across_every_split() {
+        let two = [OK, OK].concat();
+        for split in 0..=two.len() {
+            let (mut conn, _) = setup(2, None);
+            conn.queue(1, 2);
+            conn.queue(3, 4);
+            conn.start_window();
+            conn.sent_all();
+            let mut got = Vec::new();
+            for part in [&two[..split], &two[split..]] {
+                feed(&mut conn, part);
+                while let Some(a) = conn.next_answer().unwrap() {
+                    got.push((a.intended_ns, a.sent_ns, a.code, a.close));
+                }
+            }
+            assert_eq!(
+                got,
+                [(1, 2, 200, false), (3, 4, 200, false)],
+                "split {split}"
+            );
+            assert!(!conn.has_inflight());
+        }
+    }
+
+    #[test]
+    fn an_answer_nobody_asked_for_is_a_parse_failure() {
+        let (mut conn, _) = setup(1, None);
+        feed(&mut conn, OK);
+        assert_eq!(conn.next_answer(), Err(Failure::Parse));
+    }
+
+    #[test]
+    fn the_last_answer_of_the_quota_closes() {
+        let (mut conn, _) = setup(2, Some(2));
+        conn.queue(0, 0);
+        conn.queue(0, 0);
+        conn.start_window();
+        conn.sent_all();
+        assert_eq!(conn.quota(), 0);
+        assert_eq!(conn.quota_when_reopened(), 2);
+        assert_eq!(conn.room(), 0);
+        feed(&mut conn, &[OK, OK].concat());
+        assert!(!conn.next_answer().unwrap().unwrap().close);
+        assert!(conn.next_answer().unwrap().unwrap().close);
+    }
+
+    #[test]
+    fn connection_close_closes_after_the_answer() {
+        let (mut conn, _) = setup(1, None);
+        conn.queue(0, 0);
+        conn.start_window();
+        feed(
+            &mut conn,
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+        );
+        assert!(conn.next_answer().unwrap().unwrap().close);
+    }
+
+    #[test]
+    fn a_head_larger_than_the_buffer_has_nowhere_to_go() {
+        let (mut conn, _) = setup(1, None);
+        conn.queue(0, 0);
+        conn.start_window();
+        let buf = conn.read_buf().unwrap();
+        let n = buf.len();
+        buf.fill(b'a');
+        // A valid head start whose one header line never ends.
+        buf[..20].copy_from_slice(b"HTTP/1.1 200 OK\r\nX: ");
+        conn.on_read(n);
+        assert_eq!(conn.next_answer(), Ok(None));
+        assert!(conn.read_buf().is_none());
+    }
+
+    /// What the peer's close amounts to, by where in a response it came.
+    macro_rules! eof {
+        ($($name:ident: $bytes:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let (mut conn, _) = setup(1, None);
+                conn.queue(0, 0);
+                conn.start_window();
+                feed(&mut conn, $bytes);
+                assert_eq!(conn.next_answer(), Ok(None));
+                assert_eq!(conn.on_eof().map(|a| a.map(|a| a.code)), $want);
+            }
+        )*};
+    }
+
+    eof! {
+        eof_before_any_byte_answers_nothing: b"" => Ok(None);
+        eof_inside_a_head_is_a_read_failure: b"HTTP/1.1 200 OK\r\nContent-Le" => Err(Failure::Read);
+        eof_inside_a_body_is_a_body_length_failure:
+            b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nok" => Err(Failure::BodyLength);
+        eof_ends_a_body_framed_by_the_close: b"HTTP/1.1 200 OK\r\n\r\nuntil close" => Ok(Some(200));
+    }
+
+    #[test]
+    fn reset_keeps_the_reservation_and_forgets_the_rest() {
+        let (mut conn, _) = setup(2, Some(5));
+        conn.reserve(2);
+        conn.queue(0, 0);
+        conn.start_window();
+        conn.set_ready(true);
+        conn.reset(7);
+        assert_eq!(conn.phase(), Phase::Closed { retry_at_ns: 7 });
+        assert_eq!(
+            (conn.has_inflight(), conn.is_writing(), conn.is_ready()),
+            (false, false, false)
+        );
+        assert_eq!(conn.quota(), 5);
+        assert_eq!(conn.take_reserved(), 2);
+        assert!(conn.is_idle());
     }
 }

@@ -17,11 +17,15 @@ pub mod clock;
 pub mod coalesce;
 pub mod config;
 mod conn;
+mod dispatch;
+mod epoll;
+mod io;
 pub mod request;
 pub mod run;
 pub mod schedule;
 pub mod sim;
 pub mod sweep;
+mod tally;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};

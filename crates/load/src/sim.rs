@@ -1,9 +1,21 @@
-//! A deterministic discrete-event run of the open model on a simulated clock: the real
-//! [`Schedule`] hands slots to the connection free soonest, a modelled server answers after a
-//! service time (plus any stall), and the real [`Recorder`] records each request. Tests use it
-//! to check the coordinated-omission correction over millions of requests in milliseconds.
+//! A deterministic run of the open model on a simulated clock: the real worker loop, dispatch,
+//! [`Schedule`] and recording, over a modelled server instead of sockets. The server answers
+//! each request after a service time (plus any stall it overlaps), and the clock jumps from
+//! one event to the next, so tests check the coordinated-omission correction over millions of
+//! requests in a second or two, through the same `dispatch_due` and `after_response` a real
+//! run uses.
 use crate::clock::{Clock, SimClock};
-use crate::schedule::Schedule;
+use crate::coalesce::Coalesce;
+use crate::config::{Arrival, Config, Model, Stop, Target};
+use crate::io::{Event, Io};
+use crate::request::RequestSet;
+use crate::schedule::{Budget, Schedule};
+use crate::worker::{ProgressSlot, Shared, Worker};
+use rustix::io::Errno;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 use twelve_report::Recorder;
 
 /// What to simulate.
@@ -24,26 +36,190 @@ pub struct SimSetup {
 /// Runs the simulation; returns the latency record.
 pub fn simulate_open(setup: SimSetup) -> Recorder {
     let clock = SimClock::new();
-    let schedule = Schedule::uniform(setup.rate_per_s, 0, setup.requests);
-    let mut free_at = vec![0u64; setup.connections];
-    let mut rec = Recorder::new();
-    while let Some(due) = schedule.next_due_ns() {
-        // The connection that frees up first takes the next due request.
-        let (c, &free) = free_at
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, t)| *t)
-            .expect("at least one connection");
-        clock.set_ns(due.max(free));
-        let now = clock.now_ns();
-        let mut intended = 0;
-        let n = schedule.claim(now, 1, |_, t| intended = t);
-        debug_assert_eq!(n, 1);
-        let done = serve(now, setup.service_ns, setup.stall);
-        rec.record(intended, now, done);
-        free_at[c] = done;
+    let mut config = Config::new(vec![Target {
+        url: "http://sim/".into(),
+        authority: "sim".into(),
+        path: "/".into(),
+        addr: ([127, 0, 0, 1], 9).into(),
+    }]);
+    config.connections = setup.connections;
+    config.model = Model::Open {
+        rate_per_s: setup.rate_per_s,
+        arrival: Arrival::Uniform,
+        seed: 0,
+    };
+    config.stop = Stop::Requests(setup.requests);
+    // Naps would delay reads by design; the simulation checks the schedule and the recording.
+    config.coalesce = Coalesce::Off;
+    // A stall is the server's, not a timeout: any request may wait as long as the run.
+    config.timeout = Duration::from_secs(3_600);
+    let shared = Shared {
+        clock: clock.clone(),
+        requests: RequestSet::build(&config),
+        schedule: Some(Schedule::uniform(setup.rate_per_s, 0, setup.requests)),
+        budget: Budget::new(u64::MAX),
+        measure_start_ns: 0,
+        end_ns: u64::MAX,
+        stop: AtomicBool::new(false),
+        progress: vec![ProgressSlot::default()],
+        config,
+    };
+    let io = SimIo::new(clock, &setup);
+    Worker::with_io(0, &shared, setup.connections, None, io)
+        .run()
+        .latency
+}
+
+/// What the modelled server sends for every request.
+const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+
+/// The modelled server, seen through the [`Io`] a worker drives.
+struct SimIo {
+    clock: SimClock,
+    service_ns: u64,
+    stall: Option<(u64, u64)>,
+    /// Answers on their way: (arrival time, slot, the slot's generation when sent).
+    in_flight: BinaryHeap<Reverse<(u64, usize, u64)>>,
+    slots: Vec<SimSlot>,
+    /// Connects started since the last poll; they finish at the next one.
+    connects: Vec<usize>,
+    /// Slots a read left answers on: reported again at the next poll, as epoll's level
+    /// triggering would.
+    unread: Vec<usize>,
+    events: Vec<Event>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct SimSlot {
+    /// Bumped by `close`, so answers to a closed connection never arrive.
+    generation: u64,
+    /// Answers arrived and not yet read.
+    arrived: usize,
+    /// Whether the last poll already reported the slot readable.
+    reported: bool,
+}
+
+impl SimIo {
+    fn new(clock: SimClock, setup: &SimSetup) -> Self {
+        Self {
+            clock,
+            service_ns: setup.service_ns,
+            stall: setup.stall,
+            in_flight: BinaryHeap::new(),
+            slots: vec![SimSlot::default(); setup.connections],
+            connects: Vec::new(),
+            unread: Vec::new(),
+            events: Vec::new(),
+        }
     }
-    rec
+}
+
+impl Io for SimIo {
+    fn connect(&mut self, slot: usize) -> Result<(), Errno> {
+        self.connects.push(slot);
+        Ok(())
+    }
+
+    fn finish_connect(&mut self, _: usize) -> Result<(), Errno> {
+        Ok(())
+    }
+
+    fn send(&mut self, slot: usize, bytes: &[u8]) -> Result<usize, Errno> {
+        let now = self.clock.now_ns();
+        // Every request of the simulation is a bodiless GET: one per blank line.
+        let requests = bytes.windows(4).filter(|w| w == b"\r\n\r\n").count();
+        let generation = self.slots[slot].generation;
+        for _ in 0..requests {
+            let done = serve(now, self.service_ns, self.stall);
+            self.in_flight.push(Reverse((done, slot, generation)));
+        }
+        Ok(bytes.len())
+    }
+
+    fn recv(&mut self, slot: usize, buf: &mut [u8]) -> Result<usize, Errno> {
+        let s = &mut self.slots[slot];
+        s.reported = false;
+        let n = s.arrived.min(buf.len() / ANSWER.len());
+        if n == 0 {
+            return Err(Errno::AGAIN);
+        }
+        s.arrived -= n;
+        if s.arrived > 0 {
+            s.reported = true;
+            self.unread.push(slot);
+        }
+        for chunk in buf.chunks_exact_mut(ANSWER.len()).take(n) {
+            chunk.copy_from_slice(ANSWER);
+        }
+        Ok(n * ANSWER.len())
+    }
+
+    fn want_write(&mut self, _: usize, _: bool) {}
+
+    fn close(&mut self, slot: usize) {
+        let s = &mut self.slots[slot];
+        s.generation += 1;
+        s.arrived = 0;
+        s.reported = false;
+    }
+
+    /// Connects finish at once; otherwise the clock jumps to the next answer, or by the whole
+    /// timeout when none arrives within it.
+    fn poll(&mut self, timeout_ns: u64) -> Result<usize, Errno> {
+        self.events.clear();
+        for slot in self.connects.drain(..) {
+            self.events.push(Event {
+                slot,
+                readable: false,
+                writable: true,
+            });
+        }
+        for slot in self.unread.drain(..) {
+            self.events.push(Event {
+                slot,
+                readable: true,
+                writable: false,
+            });
+        }
+        if !self.events.is_empty() {
+            return Ok(self.events.len());
+        }
+        let until = self.clock.now_ns().saturating_add(timeout_ns);
+        let next = self.in_flight.peek().map(|Reverse((t, _, _))| *t);
+        let Some(next) = next.filter(|&t| t <= until) else {
+            self.clock.set_ns(until);
+            return Ok(0);
+        };
+        self.clock.set_ns(next);
+        let now = self.clock.now_ns();
+        while let Some(&Reverse((t, slot, generation))) = self.in_flight.peek() {
+            if t > now {
+                break;
+            }
+            self.in_flight.pop();
+            let s = &mut self.slots[slot];
+            if s.generation != generation {
+                continue;
+            }
+            s.arrived += 1;
+            if !std::mem::replace(&mut s.reported, true) {
+                self.events.push(Event {
+                    slot,
+                    readable: true,
+                    writable: false,
+                });
+            }
+        }
+        Ok(self.events.len())
+    }
+
+    fn event(&self, k: usize) -> Event {
+        self.events[k]
+    }
+
+    fn nap(&mut self, ns: u64) {
+        self.clock.advance_ns(ns);
+    }
 }
 
 /// When a request sent at `sent` is answered by the modelled server.

@@ -1,0 +1,357 @@
+//! The dispatch policy: which connection sends what, and when. Closed model: a connection sends
+//! its next pipelined batch when the last is answered (from the `-n` budget when there is
+//! one). Open model: a connection with room goes on the ready list, and [`Dispatch::dispatch_due`]
+//! hands it every due slot of the shared schedule. Around that: connects and reconnects,
+//! `--close` and `--requests-per-conn`, timeouts, and which error class each failure lands in.
+//!
+//! It drives [`Conn`]s over an [`Io`], so the epoll worker and the simulation run this same
+//! code; the only syscalls it causes are the `Io` calls (per request: one `send`, one `recv`).
+use crate::clock::Clock;
+use crate::config::{Model, Stop};
+use crate::conn::{Answer, Conn, ConnSetup, Failure, Phase};
+use crate::io::{Event, Io};
+use crate::tally::Tally;
+use crate::worker::Shared;
+use rustix::io::Errno;
+
+/// Pause before retrying a failed connect, so a refused port does not spin the CPU.
+const CONNECT_BACKOFF_NS: u64 = 10_000_000;
+
+pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
+    s: &'s Shared<C>,
+    pub(crate) io: I,
+    conns: Vec<Conn>,
+    /// Open model: connections that may take a request, most recently freed last.
+    ready: Vec<u32>,
+    open_now: u64,
+    pub(crate) tally: Tally,
+}
+
+impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
+    /// `conns` connection slots, their URL rotations staggered by `stagger` so pipelined
+    /// windows of different workers start on different URLs.
+    pub(crate) fn new(s: &'s Shared<C>, io: I, conns: usize, stagger: usize, tally: Tally) -> Self {
+        let cfg = &s.config;
+        let setup = ConnSetup {
+            pipeline: cfg.pipeline,
+            // `--close`: the request says `Connection: close` and the client does not wait to
+            // learn whether the server honoured it.
+            per_conn: if cfg.keep_alive {
+                cfg.requests_per_conn
+            } else {
+                Some(1)
+            },
+            urls: s.requests.urls(),
+            head: s.requests.is_head(),
+        };
+        let slots = conns;
+        let conns = (0..slots)
+            .map(|i| {
+                let mut c = Conn::new(setup);
+                c.start_at_url(stagger + i);
+                c
+            })
+            .collect();
+        Self {
+            s,
+            io,
+            conns,
+            ready: Vec::with_capacity(slots),
+            open_now: 0,
+            tally,
+        }
+    }
+
+    pub(crate) fn open_now(&self) -> u64 {
+        self.open_now
+    }
+
+    /// Whether an open-model connection waits for the next due slot.
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// Whether no connection has a request in flight or reserved.
+    pub(crate) fn all_idle(&self) -> bool {
+        self.conns.iter().all(Conn::is_idle)
+    }
+
+    /// Reconnects slots whose back-off is over, and gives up on connects and requests older
+    /// than their timeouts. Timeouts are therefore enforced to within one call's period.
+    pub(crate) fn check_conns(&mut self, now: u64) {
+        let timeout = self.s.config.timeout.as_nanos() as u64;
+        let connect_timeout = self.s.config.connect_timeout.as_nanos() as u64;
+        for i in 0..self.conns.len() {
+            match self.conns[i].phase() {
+                Phase::Closed { retry_at_ns } if retry_at_ns <= now => self.connect(i, now),
+                Phase::Connecting { since_ns } if now - since_ns >= connect_timeout => {
+                    self.tally.count(|e| e.connect_timeout += 1);
+                    self.tally.connect_failed();
+                    self.drop_conn(i, now, false);
+                }
+                Phase::Open => {
+                    if let Some(sent) = self.conns[i].oldest_sent_ns()
+                        && now.saturating_sub(sent) >= timeout
+                    {
+                        // Counted once, then the connection is replaced (wrk2 counts an
+                        // overdue request again on every scan: wrk2#105).
+                        self.tally.count(|e| e.timeout += 1);
+                        self.drop_conn(i, now, true);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn connect(&mut self, i: usize, now: u64) {
+        match self.io.connect(i) {
+            Ok(()) => self.conns[i].connecting(now),
+            Err(e) => self.connect_failed(i, now, e),
+        }
+    }
+
+    fn connect_failed(&mut self, i: usize, now: u64, e: Errno) {
+        self.tally.connect_failed();
+        if e == Errno::CONNREFUSED {
+            self.tally.count(|x| x.connect_refused += 1);
+        } else if e == Errno::TIMEDOUT {
+            self.tally.count(|x| x.connect_timeout += 1);
+        } else {
+            self.tally.count(|x| x.connect_other += 1);
+        }
+        self.io.close(i);
+        self.conns[i].reset(now + CONNECT_BACKOFF_NS);
+    }
+
+    /// Closes connection `i` and queues its reconnect; `was_open` keeps the open count.
+    fn drop_conn(&mut self, i: usize, now: u64, was_open: bool) {
+        if was_open {
+            self.open_now -= 1;
+        }
+        self.io.close(i);
+        if self.work_left(i) {
+            // Reconnect at once, as wrk does.
+            self.conns[i].reset(now);
+            self.connect(i, now);
+        } else {
+            self.conns[i].reset(u64::MAX);
+        }
+    }
+
+    /// Whether connection `i` has requests to send once reopened (always, in a timed run).
+    /// In a closed `-n` run the next batch is taken from the budget now, before connecting,
+    /// so the client never opens a connection it will not use.
+    fn work_left(&mut self, i: usize) -> bool {
+        match (&self.s.schedule, self.s.config.stop) {
+            (_, Stop::Duration(_)) => true,
+            (Some(s), Stop::Requests(_)) => s.next_due_ns().is_some(),
+            (None, Stop::Requests(_)) => {
+                let c = &mut self.conns[i];
+                if c.reserved() == 0 {
+                    // Taken before the reset: the next connection's quota, not this one's.
+                    let want = (self.s.config.pipeline as u64).min(c.quota_when_reopened());
+                    c.reserve(self.s.budget.take(want));
+                }
+                c.reserved() > 0
+            }
+        }
+    }
+
+    /// Handles what a poll found ready on one connection.
+    pub(crate) fn on_event(&mut self, ev: Event) {
+        let i = ev.slot;
+        let now = self.s.clock.now_ns();
+        match self.conns[i].phase() {
+            Phase::Connecting { .. } => self.on_connected(i, now),
+            Phase::Open => {
+                if ev.writable && self.conns[i].is_writing() {
+                    self.resume_send(i, now);
+                }
+                if ev.readable && self.conns[i].phase() == Phase::Open {
+                    self.on_readable(i, now);
+                }
+            }
+            Phase::Closed { .. } => {}
+        }
+    }
+
+    fn on_connected(&mut self, i: usize, now: u64) {
+        if let Err(e) = self.io.finish_connect(i) {
+            self.connect_failed(i, now, e);
+            return;
+        }
+        let reconnect = self.conns[i].opened();
+        self.open_now += 1;
+        self.tally.connected(now, reconnect, self.open_now);
+        self.after_response(i, now);
+    }
+
+    /// Called when connection `i` may take more requests: the closed model sends its next
+    /// batch, the open model puts it on the ready list.
+    pub(crate) fn after_response(&mut self, i: usize, now: u64) {
+        let c = &mut self.conns[i];
+        if c.phase() != Phase::Open || c.is_writing() {
+            return;
+        }
+        match self.s.config.model {
+            Model::Closed => {
+                if c.has_inflight() {
+                    return;
+                }
+                let n = match c.take_reserved() {
+                    0 => {
+                        let want = (self.s.config.pipeline as u64).min(c.quota());
+                        self.s.budget.take(want)
+                    }
+                    r => r,
+                };
+                for _ in 0..n {
+                    c.queue(now, now);
+                }
+                if n > 0 {
+                    self.send_window(i, now);
+                }
+            }
+            Model::Open { .. } => {
+                if !c.is_ready() && c.room() > 0 {
+                    c.set_ready(true);
+                    self.ready.push(i as u32);
+                }
+            }
+        }
+    }
+
+    /// Open model: hands every due slot to a ready connection of this worker.
+    pub(crate) fn dispatch_due(&mut self, now: u64) {
+        let Some(schedule) = &self.s.schedule else {
+            return;
+        };
+        while let Some(&i) = self.ready.last() {
+            let i = i as usize;
+            let c = &mut self.conns[i];
+            let room = c.room();
+            if room == 0 {
+                c.set_ready(false);
+                self.ready.pop();
+                continue;
+            }
+            let n = schedule.claim(now, room, |_, intended| c.queue(intended, now));
+            if n == 0 {
+                return;
+            }
+            self.send_window(i, now);
+        }
+    }
+
+    /// One `send` for the requests just queued on connection `i`.
+    fn send_window(&mut self, i: usize, now: u64) {
+        self.conns[i].start_window();
+        self.resume_send(i, now);
+    }
+
+    fn resume_send(&mut self, i: usize, now: u64) {
+        let c = &mut self.conns[i];
+        let Some(bytes) = c.unsent(&self.s.requests) else {
+            return;
+        };
+        match self.io.send(i, bytes) {
+            Ok(n) if n == bytes.len() => {
+                if c.sent_all() {
+                    self.io.want_write(i, false);
+                }
+            }
+            Ok(n) => self.wait_writable(i, n),
+            Err(Errno::AGAIN) | Err(Errno::INTR) => self.wait_writable(i, 0),
+            Err(_) => {
+                self.tally.count(|e| e.write += 1);
+                self.drop_conn(i, now, true);
+            }
+        }
+    }
+
+    /// Short write: remember how far it got and wait for writability.
+    fn wait_writable(&mut self, i: usize, n: usize) {
+        if self.conns[i].sent_part(n) {
+            self.io.want_write(i, true);
+        }
+    }
+
+    fn on_readable(&mut self, i: usize, now: u64) {
+        let Some(buf) = self.conns[i].read_buf() else {
+            // A response head larger than the whole buffer.
+            self.fail(i, Failure::Parse, now);
+            return;
+        };
+        match self.io.recv(i, buf) {
+            Ok(0) => self.on_eof(i, now),
+            Ok(n) => {
+                self.conns[i].on_read(n);
+                self.tally.bytes_read(n);
+                self.parse_responses(i, now);
+            }
+            Err(Errno::AGAIN) | Err(Errno::INTR) => {}
+            Err(_) => {
+                self.tally.count(|e| e.read += 1);
+                self.drop_conn(i, now, true);
+            }
+        }
+    }
+
+    fn parse_responses(&mut self, i: usize, now: u64) {
+        loop {
+            match self.conns[i].next_answer() {
+                Ok(Some(a)) => {
+                    if !self.on_answer(i, &a, now) {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(f) => {
+                    self.fail(i, f, now);
+                    return;
+                }
+            }
+        }
+        self.after_response(i, now);
+    }
+
+    /// Counts `f` and drops the connection.
+    fn fail(&mut self, i: usize, f: Failure, now: u64) {
+        self.tally.count_failure(f);
+        self.drop_conn(i, now, true);
+    }
+
+    /// Books one answer; returns false when the connection was closed.
+    fn on_answer(&mut self, i: usize, a: &Answer, now: u64) -> bool {
+        self.tally.record(a, now);
+        if a.close {
+            if self.conns[i].has_inflight() {
+                // The server closed with pipelined requests unanswered.
+                self.tally.count(|x| x.read += 1);
+            }
+            self.drop_conn(i, now, true);
+            return false;
+        }
+        true
+    }
+
+    fn on_eof(&mut self, i: usize, now: u64) {
+        match self.conns[i].on_eof() {
+            Ok(Some(a)) => {
+                self.on_answer(i, &a, now);
+                if self.conns[i].phase() == Phase::Open {
+                    self.drop_conn(i, now, true);
+                }
+            }
+            Ok(None) => {
+                if self.conns[i].has_inflight() {
+                    // Closed with requests outstanding and not a byte of their answers.
+                    self.tally.count(|x| x.read += 1);
+                }
+                self.drop_conn(i, now, true);
+            }
+            Err(f) => self.fail(i, f, now),
+        }
+    }
+}

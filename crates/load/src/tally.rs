@@ -1,0 +1,243 @@
+//! A worker's books: what it measured in the measured window (latency histograms, the
+//! HdrHistogram log's intervals, requests per whole second, errors by class, its own CPU time)
+//! and the whole-run counts that live progress and the stall check read.
+use crate::coalesce::MeanLatency;
+use crate::config::{Config, Stop};
+use crate::conn::{Answer, Failure};
+use crate::worker::{Interval, ProgressSlot};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+use twelve_report::{Errors, Recorder, WorkerResult};
+
+const SECOND_NS: u64 = 1_000_000_000;
+
+/// The interval of the HdrHistogram log being filled, and where finished ones go.
+pub(crate) struct HdrLog {
+    /// Latency of the current interval (folded into the total when it ends).
+    hist: Recorder,
+    /// Index of the current interval, counted from the start of the measured window.
+    index: u64,
+    tx: Sender<Interval>,
+}
+
+impl HdrLog {
+    pub(crate) fn new(tx: Sender<Interval>) -> Self {
+        Self {
+            hist: Recorder::new(),
+            index: 0,
+            tx,
+        }
+    }
+}
+
+pub(crate) struct Tally {
+    measuring: bool,
+    total: Recorder,
+    hdr_log: Option<HdrLog>,
+    res: WorkerResult,
+    /// Responses in the current second, and when it ends.
+    sec_count: u64,
+    next_sec_ns: u64,
+    cpu_start_ns: u64,
+    /// Whole-run counts, for live progress.
+    requests_all: u64,
+    errors_all: u64,
+    /// Last successful connect or response: a count-bounded run with no progress for long
+    /// gives up instead of retrying a dead server forever.
+    last_progress_ns: u64,
+    /// Running mean of send-to-response latency, for `--coalesce auto`.
+    mean_latency: MeanLatency,
+}
+
+fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+impl Tally {
+    pub(crate) fn new(cpu: Option<usize>, cfg: &Config, hdr: Option<Sender<Interval>>) -> Self {
+        let per_second = match cfg.stop {
+            Stop::Duration(d) => d.as_secs() as usize + 2,
+            Stop::Requests(_) => 64,
+        };
+        Self {
+            measuring: false,
+            total: Recorder::new(),
+            hdr_log: hdr.map(HdrLog::new),
+            res: WorkerResult {
+                cpu,
+                per_second: Vec::with_capacity(per_second),
+                ..Default::default()
+            },
+            sec_count: 0,
+            next_sec_ns: 0,
+            cpu_start_ns: 0,
+            requests_all: 0,
+            errors_all: 0,
+            last_progress_ns: 0,
+            mean_latency: MeanLatency::default(),
+        }
+    }
+
+    pub(crate) fn is_measuring(&self) -> bool {
+        self.measuring
+    }
+
+    pub(crate) fn last_progress_ns(&self) -> u64 {
+        self.last_progress_ns
+    }
+
+    pub(crate) fn progressed(&mut self, now_ns: u64) {
+        self.last_progress_ns = now_ns;
+    }
+
+    /// The warm-up is over: forget what it counted, but for the connection accounting.
+    pub(crate) fn start_measuring(&mut self, measure_start_ns: u64) {
+        self.measuring = true;
+        self.total.reset();
+        if let Some(log) = &mut self.hdr_log {
+            log.hist.reset();
+        }
+        let mut per_second = std::mem::take(&mut self.res.per_second);
+        per_second.clear();
+        self.res = WorkerResult {
+            cpu: self.res.cpu,
+            per_second,
+            conns: self.res.conns,
+            ..Default::default()
+        };
+        self.sec_count = 0;
+        // Seconds count from the nominal start, so a run of N s has N whole seconds.
+        self.next_sec_ns = measure_start_ns + SECOND_NS;
+        self.cpu_start_ns = thread_cpu_ns();
+    }
+
+    /// Closes the whole seconds and the log interval that ended by `now_ns`.
+    pub(crate) fn roll(&mut self, now_ns: u64, measure_start_ns: u64, every: Option<Duration>) {
+        if !self.measuring {
+            return;
+        }
+        self.close_seconds(now_ns);
+        if let (Some(log), Some(every)) = (&mut self.hdr_log, every) {
+            let every = every.as_nanos().max(1) as u64;
+            let boundary = measure_start_ns + (log.index + 1) * every;
+            if now_ns >= boundary {
+                self.total.add(&log.hist);
+                let _ = log.tx.send(Interval {
+                    index: log.index,
+                    hist: log.hist.clone(),
+                });
+                log.hist.reset();
+                log.index = (now_ns - measure_start_ns) / every;
+            }
+        }
+    }
+
+    fn close_seconds(&mut self, now_ns: u64) {
+        while now_ns >= self.next_sec_ns {
+            self.res.per_second.push(self.sec_count);
+            self.sec_count = 0;
+            self.next_sec_ns += SECOND_NS;
+        }
+    }
+
+    /// Publishes live progress.
+    pub(crate) fn publish(&self, slot: &ProgressSlot) {
+        slot.requests.store(self.requests_all, Ordering::Relaxed);
+        slot.errors.store(self.errors_all, Ordering::Relaxed);
+    }
+
+    /// Counts an error in the measured window (and always in live progress).
+    pub(crate) fn count(&mut self, f: impl FnOnce(&mut Errors)) {
+        self.errors_all += 1;
+        if self.measuring {
+            f(&mut self.res.errors);
+        }
+    }
+
+    /// Counts a failure in its class.
+    pub(crate) fn count_failure(&mut self, f: Failure) {
+        match f {
+            Failure::Parse => self.count(|e| e.parse += 1),
+            Failure::Read => self.count(|e| e.read += 1),
+            Failure::BodyLength => self.count(|e| e.body_length += 1),
+        }
+    }
+
+    pub(crate) fn connect_failed(&mut self) {
+        self.res.conns.failed += 1;
+    }
+
+    /// A connect finished; `open_now` connections are now open.
+    pub(crate) fn connected(&mut self, now_ns: u64, reconnect: bool, open_now: u64) {
+        let c = &mut self.res.conns;
+        c.established += 1;
+        c.reconnects += u64::from(reconnect);
+        c.peak_open = c.peak_open.max(open_now);
+        self.last_progress_ns = now_ns;
+    }
+
+    #[inline]
+    pub(crate) fn bytes_read(&mut self, n: usize) {
+        if self.measuring {
+            self.res.bytes_read += n as u64;
+        }
+    }
+
+    pub(crate) fn mean_latency_ns(&self) -> u64 {
+        self.mean_latency.get()
+    }
+
+    pub(crate) fn napped(&mut self) {
+        self.res.naps += 1;
+    }
+
+    /// Books one answered request, done at `now_ns`.
+    #[inline]
+    pub(crate) fn record(&mut self, a: &Answer, now_ns: u64) {
+        self.requests_all += 1;
+        self.last_progress_ns = now_ns;
+        self.mean_latency.add(now_ns.saturating_sub(a.sent_ns));
+        if !self.measuring {
+            return;
+        }
+        let rec = match &mut self.hdr_log {
+            Some(log) => &mut log.hist,
+            None => &mut self.total,
+        };
+        rec.record(a.intended_ns, a.sent_ns, now_ns);
+        self.res.requests += 1;
+        self.sec_count += 1;
+        if let Some(n) = self.res.errors.status.get_mut(usize::from(a.code)) {
+            *n += 1;
+        }
+        if !(200..400).contains(&a.code) {
+            self.errors_all += 1;
+        }
+    }
+
+    /// The run ended at `now_ns`: the result, with the last log interval sent.
+    pub(crate) fn finish(mut self, now_ns: u64, measure_start_ns: u64) -> WorkerResult {
+        if let Some(log) = self.hdr_log.take() {
+            self.total.add(&log.hist);
+            let _ = log.tx.send(Interval {
+                index: log.index,
+                hist: log.hist,
+            });
+        }
+        if self.measuring {
+            // Whole seconds that ended with the run (the partial last one is left out).
+            self.close_seconds(now_ns);
+            self.res.cpu_time = Duration::from_nanos(thread_cpu_ns() - self.cpu_start_ns);
+            self.res.wall_time = Duration::from_nanos(now_ns - measure_start_ns);
+        }
+        self.res.latency = self.total;
+        self.res
+    }
+
+    /// Whole-run responses, for the last progress update.
+    pub(crate) fn requests_all(&self) -> u64 {
+        self.requests_all
+    }
+}
