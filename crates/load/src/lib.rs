@@ -4,13 +4,16 @@
 //!
 //! A run ([`run()`]) builds the request bytes once ([`request`]), then starts one worker per
 //! entry of [`Config::worker_cpus`]; each pins itself, then allocates its connections,
-//! buffers and histograms, and loops on epoll. Closed model: a connection sends its next
-//! pipelined batch when the last is answered. Open model: one [`Schedule`] for the whole run;
-//! a worker with a connection that can take a request claims every due slot, and each
-//! response is recorded from its slot's intended start (corrected), its actual send
-//! (uncorrected), and the wait between the two. Time comes from a [`Clock`]: CLOCK_MONOTONIC
-//! in runs, [`SimClock`] in [`sim`], which replays the open model deterministically for tests.
-//! Results are handed to twelve-report as per-worker histograms and counters, merged there.
+//! buffers and histograms, and loops on epoll. Each connection is a sans-I/O state machine
+//! (`conn`: windows out, bytes in, answers out); the dispatch policy (`dispatch`) decides what
+//! each sends. Closed model: a connection sends its next pipelined batch when the last is
+//! answered. Open model: one [`Schedule`] for the whole run; a worker with a connection that
+//! can take a request claims every due slot, and each response is recorded from its slot's
+//! intended start (corrected), its actual send (uncorrected), and the wait between the two.
+//! The worker loop runs over an `io::Io` and a [`Clock`]: sockets on epoll and CLOCK_MONOTONIC
+//! in runs, a modelled server and [`SimClock`] in [`sim`], which so replays the open model
+//! through the real dispatch, deterministically, for tests. Results are handed to twelve-report
+//! as per-worker histograms and counters, merged there.
 #![forbid(unsafe_code)]
 
 pub mod clock;

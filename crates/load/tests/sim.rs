@@ -55,3 +55,27 @@ fn schedule_keeps_time_over_a_million_requests() {
     assert_eq!(r.wait.max(), 0);
     assert_eq!(r.corrected.max(), r.corrected.highest_equivalent(400_000));
 }
+
+#[test]
+fn too_few_connections_queue_due_requests_behind_each_other() {
+    // One connection, 1,000 req/s, 2 ms per answer: the real dispatch hands each freed
+    // connection every overdue slot in turn, so the k-th request waits about k ms; a
+    // generator that measured from the send would report a flat 2 ms.
+    let r = simulate_open(SimSetup {
+        rate_per_s: 1_000.0,
+        connections: 1,
+        requests: 1_000,
+        service_ns: 2 * MS,
+        stall: None,
+    });
+    assert_eq!(r.len(), 1_000);
+    assert_eq!(
+        r.uncorrected.max(),
+        r.uncorrected.highest_equivalent(2 * MS)
+    );
+    assert_eq!(r.uncorrected.min(), r.uncorrected.lowest_equivalent(2 * MS));
+    // The last request was due at 999 ms and sent at 1,998 ms.
+    let last_wait = r.wait.max();
+    assert!((998 * MS..=1_000 * MS).contains(&last_wait), "{last_wait}");
+    assert!(r.corrected.max() >= 1_000 * MS);
+}
