@@ -1,5 +1,5 @@
 //! `twelve serve` as a process, for what in-process tests cannot show: under
-//! `prlimit --nofile=64` (hostile-requests.md 47m) a worker that hits EMFILE pauses instead of
+//! `prlimit --nofile=64` (docs/hostile-requests.md 47m) a worker that hits EMFILE pauses instead of
 //! spinning, keeps serving and recovers by itself (RLIMIT_NOFILE is per process); and resets in
 //! the middle of a `sendfile` body never kill the process with SIGPIPE (47k; a test harness
 //! ignores SIGPIPE itself, so only the real binary can show it).

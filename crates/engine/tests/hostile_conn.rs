@@ -1,4 +1,4 @@
-//! hostile-requests.md section E (connection management and hostile clients), end to end over
+//! docs/hostile-requests.md section E (connection management and hostile clients), end to end over
 //! loopback with raw bytes; the static-file rows are in hostile_static.rs and the RLIMIT_NOFILE
 //! run in the root package's tests/serve_limits.rs. Every row also checks that the server is
 //! alive and its fds are back to baseline.

@@ -1,4 +1,4 @@
-//! hostile-requests.md section E rows about static files (`Config::root`): 47f HEAD, 47j slow
+//! docs/hostile-requests.md section E rows about static files (`Config::root`): 47f HEAD, 47j slow
 //! reader, 47k reset mid-file, 47o traversal, 47p Range abuse; end to end over loopback.
 //! Every row also checks that the server is alive and its fds (sockets and files) are back to
 //! baseline.

@@ -3,7 +3,7 @@
 //!
 //! Loopback receives a packet on the sender's CPU, so to get several receiving CPUs the test
 //! re-runs itself in a fresh network (and mount) namespace with RPS on `lo` spreading flows
-//! over every CPU (kernel-facts.md, "Per-CPU listeners"). Inside, the server counts accepted
+//! over every CPU (docs/kernel-facts.md, "Per-CPU listeners"). Inside, the server counts accepted
 //! connections whose `SO_INCOMING_CPU` differs from the accepting worker's CPU
 //! (`Config::check_steering`); the test asserts none did. Skips, saying why, where namespaces,
 //! sysfs or RPS are not available or the host has one CPU.

@@ -19,7 +19,7 @@ use twelve_engine::{
     Config, Limits, Method, Request, Response, Router, Server, ServerHandle, Timeouts,
 };
 
-/// Body limit of the test build (hostile-requests.md: "body 64 KiB").
+/// Body limit of the test build (docs/hostile-requests.md: "body 64 KiB").
 pub const BODY_LIMIT: usize = 64 * 1024;
 /// Every connection timeout of the test build.
 pub const TIMEOUT: Duration = Duration::from_secs(1);
@@ -139,7 +139,7 @@ fn api(req: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>) {
     }
 }
 
-/// The test build's configuration (hostile-requests.md, "Cases the project's suite must
+/// The test build's configuration (docs/hostile-requests.md, "Cases the project's suite must
 /// contain"): one worker, codec defaults (line 8 KiB, head 16 KiB, 100 headers) but a 64 KiB
 /// body, 1 s timeouts, 64 connections.
 pub fn test_config() -> Config {
