@@ -4,6 +4,10 @@
 //! the middle of a `sendfile` body never kill the process with SIGPIPE (47k; a test harness
 //! ignores SIGPIPE itself, so only the real binary can show it).
 
+#[path = "support/skip.rs"]
+mod skip;
+
+use skip::skip_or_fail;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -61,7 +65,7 @@ fn spawn(mut cmd: Command) -> Serve {
 /// (with a printed reason) where prlimit is missing.
 fn serve_limited(nofile: u32) -> Option<Serve> {
     if Command::new("prlimit").arg("--version").output().is_err() {
-        eprintln!("skipped: prlimit(1) not found");
+        skip_or_fail("prlimit(1) not found");
         return None;
     }
     let mut cmd = Command::new("prlimit");
