@@ -1,9 +1,13 @@
 //! `twelve serve` as a process, for what in-process tests cannot show: under
-//! `prlimit --nofile=64` (hostile-requests.md 47m) a worker that hits EMFILE pauses instead of
+//! `prlimit --nofile=64` (docs/hostile-requests.md 47m) a worker that hits EMFILE pauses instead of
 //! spinning, keeps serving and recovers by itself (RLIMIT_NOFILE is per process); and resets in
 //! the middle of a `sendfile` body never kill the process with SIGPIPE (47k; a test harness
 //! ignores SIGPIPE itself, so only the real binary can show it).
 
+#[path = "support/skip.rs"]
+mod skip;
+
+use skip::skip_or_fail;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -28,6 +32,7 @@ impl Drop for Serve {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
             }
+            // The poll interval of waiting for the exit, not a synchronization.
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = self.child.kill();
@@ -60,7 +65,7 @@ fn spawn(mut cmd: Command) -> Serve {
 /// (with a printed reason) where prlimit is missing.
 fn serve_limited(nofile: u32) -> Option<Serve> {
     if Command::new("prlimit").arg("--version").output().is_err() {
-        eprintln!("skipped: prlimit(1) not found");
+        skip_or_fail("prlimit(1) not found");
         return None;
     }
     let mut cmd = Command::new("prlimit");
@@ -80,6 +85,24 @@ fn serve_limited(nofile: u32) -> Option<Serve> {
         "1",
     ]);
     Some(spawn(cmd))
+}
+
+/// The value of the sample `twelve_<name>` in a `/metrics` text.
+fn metric(text: &str, name: &str) -> Option<u64> {
+    let name = format!("twelve_{name}");
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| match l.split_once(' ') {
+            Some((n, v)) if n == name => v.parse().ok(),
+            _ => None,
+        })
+}
+
+/// Descriptors `pid` has open now.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
 }
 
 /// user + system CPU time of `pid`, in clock ticks (fields 14 and 15 of /proc/PID/stat).
@@ -126,8 +149,20 @@ fn emfile_pauses_accept_without_spinning_and_recovers() {
         "the backlog took only {} connections",
         flood.len()
     );
+    // The server has used every descriptor it may: from here on accept fails with EMFILE.
+    let deadline = Instant::now() + BOUND;
+    while open_fds(pid) < 64 {
+        assert!(
+            Instant::now() < deadline,
+            "the server never ran out of descriptors: {} open",
+            open_fds(pid)
+        );
+        // The poll interval of waiting for the accepts, not a synchronization.
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // Over one second of EMFILE the worker may use a little CPU, never most of a core.
     // (A spinning accept loop uses all of it; this bound is far looser than "paused".)
+    // The sleep is the measuring window, not a synchronization.
     let ticks_per_s = 100; // USER_HZ on Linux
     let before = cpu_ticks(pid);
     std::thread::sleep(Duration::from_secs(1));
@@ -150,6 +185,7 @@ fn emfile_pauses_accept_without_spinning_and_recovers() {
                 "not recovered after the flood: {other:?}"
             ),
         }
+        // The poll interval of waiting for the recovery, not a synchronization.
         std::thread::sleep(Duration::from_millis(50));
     }
     // The keeper was accepted before the flood (or from the backlog since): it is served.
@@ -163,10 +199,7 @@ fn emfile_pauses_accept_without_spinning_and_recovers() {
     // The pauses were counted.
     let (status, metrics) = get(serve.addr, "/metrics").expect("metrics");
     assert_eq!(status, 200);
-    let pauses: u64 = metrics
-        .lines()
-        .find(|l| !l.starts_with('#') && l.contains("emfile_pauses_total"))
-        .and_then(|l| l.split_whitespace().last()?.parse().ok())
+    let pauses = metric(&metrics, "emfile_pauses_total")
         .unwrap_or_else(|| panic!("no emfile_pauses_total in {metrics}"));
     assert!(pauses > 0, "EMFILE never counted:\n{metrics}");
 }
@@ -212,8 +245,22 @@ fn resets_mid_sendfile_do_not_kill_the_process() {
             .unwrap();
         drop(s);
     }
-    // Give a SIGPIPE time to land before asking whether the process still runs.
-    std::thread::sleep(Duration::from_millis(200));
+    // Wait until the server has closed all ten connections, each after its send failed on the
+    // reset: a SIGPIPE would have killed the process by then. The `/metrics` connection itself
+    // is the one still open while it is answered.
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let (_, text) = get(serve.addr, "/metrics").expect("twelve serve died after resets");
+        if metric(&text, "open_connections") == Some(1) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "reset connections still open:\n{text}"
+        );
+        // The poll interval of waiting for the closes, not a synchronization.
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(
         serve.child.try_wait().unwrap().is_none(),
         "twelve serve died after resets"

@@ -1,4 +1,4 @@
-//! hostile-requests.md sections C (Content-Length) and D (Transfer-Encoding, chunked), end to
+//! docs/hostile-requests.md sections C (Content-Length) and D (Transfer-Encoding, chunked), end to
 //! end over loopback with raw bytes. Every row also checks that the server is alive and its
 //! fds are back to baseline.
 

@@ -1,4 +1,4 @@
-//! hostile-requests.md section E (connection management and hostile clients), end to end over
+//! docs/hostile-requests.md section E (connection management and hostile clients), end to end over
 //! loopback with raw bytes; the static-file rows are in hostile_static.rs and the RLIMIT_NOFILE
 //! run in the root package's tests/serve_limits.rs. Every row also checks that the server is
 //! alive and its fds are back to baseline.
@@ -48,7 +48,10 @@ fn e47a_three_pipelined_gets_split_at_every_byte() {
 fn e47a_request_one_byte_per_segment() {
     let srv = TestServer::start();
     let mut c = srv.connect();
-    c.send_bytewise(b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello");
+    srv.send_bytewise(
+        &mut c,
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+    );
     let r = c.response();
     assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]));
     drop(c);
@@ -226,9 +229,11 @@ fn e47e_expect_100_continue_over_limit_413_without_100() {
 fn e47e_expect_on_http_1_0_gets_no_100() {
     let srv = TestServer::start();
     let mut c = srv.connect();
-    c.send(b"POST /echo HTTP/1.0\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
-    // Give a wrong 100 the chance to be sent before the body.
-    std::thread::sleep(Duration::from_millis(100));
+    // The server reads the head alone, so a wrong 100 would go out before the body is sent.
+    srv.send_read(
+        &mut c,
+        b"POST /echo HTTP/1.0\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+    );
     c.send(b"hello");
     let r = c.response();
     assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]), "{r:?}");
@@ -426,9 +431,10 @@ fn e47k_resets_at_every_request_stage() {
         b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
     ];
     for stage in stages {
+        srv.wait_idle();
         let mut c = srv.connect();
-        c.send(stage);
-        std::thread::sleep(Duration::from_millis(20));
+        // The reset must come after the server has read the stage, not instead of it.
+        srv.send_read(&mut c, stage);
         reset(c.stream);
     }
     srv.finish();
@@ -445,7 +451,7 @@ fn e47k_reset_mid_response() {
         .copied()
         .collect();
     c.send(&batch);
-    std::thread::sleep(Duration::from_millis(50));
+    srv.wait_for("the server to answer a request", |m| m.requests > 0);
     reset(c.stream);
     srv.finish();
 }
@@ -664,6 +670,9 @@ fn e47a_deep_pipeline_through_backpressure() {
         let mut s = c.stream.try_clone().unwrap();
         std::thread::spawn(move || std::io::Write::write_all(&mut s, &batch))
     };
+    // A sleep that is the behaviour under test, not a synchronization: the client reads
+    // nothing for a while, so the server's output can pass its high-water mark. The engine
+    // counts no backpressure pause to wait on instead; every response must arrive either way.
     std::thread::sleep(Duration::from_millis(200));
     for i in 0..n {
         let r = c.response();
@@ -696,8 +705,7 @@ fn e47j_reader_that_never_reads_closed_after_send_timeout() {
         // Fails once the server closes: that is the expected outcome.
         std::thread::spawn(move || std::io::Write::write_all(&mut s, &batch))
     };
-    // Longer than the 1 s send timeout, bounded.
-    std::thread::sleep(BOUND);
+    srv.wait_for("the send timeout", |m| m.timeouts[SEND_TIMEOUT] > 0);
     let rest = c.expect_eof();
     let answered = rest.windows(12).filter(|w| w == b"HTTP/1.1 200").count();
     assert!(

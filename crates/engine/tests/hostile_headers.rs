@@ -1,4 +1,4 @@
-//! hostile-requests.md section B (header section), end to end over loopback with raw bytes.
+//! docs/hostile-requests.md section B (header section), end to end over loopback with raw bytes.
 //! Every row also checks that the server is alive and its fds are back to baseline.
 
 mod common;

@@ -1,11 +1,10 @@
-//! hostile-requests.md section E rows about static files (`Config::root`): 47f HEAD, 47j slow
+//! docs/hostile-requests.md section E rows about static files (`Config::root`): 47f HEAD, 47j slow
 //! reader, 47k reset mid-file, 47o traversal, 47p Range abuse; end to end over loopback.
 //! Every row also checks that the server is alive and its fds (sockets and files) are back to
 //! baseline.
 
 mod common;
 use common::*;
-use std::time::Duration;
 
 fn get(path: &str, extra: &str) -> Vec<u8> {
     format!("GET {path} HTTP/1.1\r\nHost: a\r\n{extra}\r\n").into_bytes()
@@ -157,8 +156,7 @@ fn e47j_slow_reader_closed_after_send_timeout() {
     let rss_before = rss_kib();
     let mut s = small_window_client(&srv);
     std::io::Write::write_all(&mut s, &get("/big.bin", "")).unwrap();
-    // Longer than the 1 s send timeout, bounded.
-    std::thread::sleep(BOUND);
+    srv.wait_for("the send timeout", |m| m.timeouts[SEND_TIMEOUT] > 0);
     let rss_stalled = rss_kib();
     s.set_read_timeout(Some(BOUND)).unwrap();
     let mut total = 0usize;
@@ -175,7 +173,7 @@ fn e47j_slow_reader_closed_after_send_timeout() {
         total < BIG_LEN,
         "the whole file arrived ({total} bytes): the reader was not slow"
     );
-    let send_timeouts = srv.handle.metrics().timeouts[3];
+    let send_timeouts = srv.metrics().timeouts[SEND_TIMEOUT];
     assert!(send_timeouts >= 1, "closed, but not by the send timeout");
     let grown_kib = rss_stalled.saturating_sub(rss_before);
     assert!(
@@ -197,6 +195,8 @@ fn e47k_reset_mid_file_response() {
         std::io::Read::read_exact(&mut c.stream, &mut first).unwrap();
         reset(c.stream);
     }
-    std::thread::sleep(Duration::from_millis(50));
+    srv.wait_for("the server to close the five reset connections", |m| {
+        m.closes >= 5
+    });
     srv.finish();
 }

@@ -1,6 +1,10 @@
 //! Loopback smoke tests of the in-process API: keep-alive, metrics, max connections, timeouts
 //! and graceful shutdown. (The exhaustive raw-byte suite lives in tests/hostile*.rs.)
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
+use skip::skip_or_fail;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -293,7 +297,7 @@ fn ipv6_loopback_listens_when_available() {
             s.write_all(GET).unwrap();
             assert!(read_response(&mut s).0.starts_with("HTTP/1.1 200"));
         }
-        Err(e) => eprintln!("skipped: no IPv6 loopback ({e})"),
+        Err(e) => skip_or_fail(format!("no IPv6 loopback ({e})")),
     }
 }
 

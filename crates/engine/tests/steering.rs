@@ -3,11 +3,16 @@
 //!
 //! Loopback receives a packet on the sender's CPU, so to get several receiving CPUs the test
 //! re-runs itself in a fresh network (and mount) namespace with RPS on `lo` spreading flows
-//! over every CPU (kernel-facts.md, "Per-CPU listeners"). Inside, the server counts accepted
+//! over every CPU (docs/kernel-facts.md, "Per-CPU listeners"). Inside, the server counts accepted
 //! connections whose `SO_INCOMING_CPU` differs from the accepting worker's CPU
 //! (`Config::check_steering`); the test asserts none did. Skips, saying why, where namespaces,
-//! sysfs or RPS are not available or the host has one CPU.
+//! sysfs or RPS are not available or the host has one CPU; fails instead under
+//! `TWELVE_REQUIRE_ALL_TESTS=1`, as in CI.
 
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
+use skip::skip_or_fail;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
@@ -40,8 +45,7 @@ fn outer(mode: &str) {
     }
     let cpus = twelve_sys::cpus::online();
     if cpus.len() < 2 || cpus.as_slice()[0] != 0 {
-        eprintln!("skipped: needs CPUs 0 and 1 online, have {cpus}");
-        return;
+        return skip_or_fail(format!("needs CPUs 0 and 1 online, have {cpus}"));
     }
     let mask = format!("{:x}", (1u128 << cpus.len().min(64)) - 1);
     let exe = std::env::current_exe().unwrap();
@@ -64,15 +68,15 @@ fn outer(mode: &str) {
     {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("skipped: cannot run unshare ({e})");
-            return;
+            return skip_or_fail(format!("cannot run unshare ({e})"));
         }
     };
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() && !stdout.contains("running 1 test") {
-        eprintln!("skipped: no network namespace with RPS on lo here: {stderr}");
-        return;
+        return skip_or_fail(format!(
+            "no network namespace with RPS on lo here: {stderr}"
+        ));
     }
     assert!(
         out.status.success() && stdout.contains("1 passed"),

@@ -1,9 +1,13 @@
 //! The HTML report in a real browser: headless Chromium (Debian's `chromium` package) loads the
 //! page from a file, logs no console message (errors, CSP violations, uncaught exceptions),
 //! runs the page's script that counts the plots, and renders a screenshot that is not blank.
-//! Skips, saying why, where /usr/bin/chromium is absent.
+//! Skips, saying why, where /usr/bin/chromium is absent; fails instead under
+//! `TWELVE_REQUIRE_ALL_TESTS=1`, as in CI, which installs it.
 mod common;
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
 
+use skip::skip_or_fail;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,7 +18,7 @@ fn chromium_present() -> bool {
     if Path::new(CHROMIUM).exists() {
         return true;
     }
-    eprintln!("skipping: {CHROMIUM} is absent (apt-get install chromium)");
+    skip_or_fail(format!("{CHROMIUM} is absent (apt-get install chromium)"));
     false
 }
 

@@ -16,10 +16,11 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use twelve_engine::{
-    Config, Limits, Method, Request, Response, Router, Server, ServerHandle, Timeouts,
+    Config, Limits, Method, MetricsSnapshot, Request, Response, Router, Server, ServerHandle,
+    Timeouts,
 };
 
-/// Body limit of the test build (hostile-requests.md: "body 64 KiB").
+/// Body limit of the test build (docs/hostile-requests.md: "body 64 KiB").
 pub const BODY_LIMIT: usize = 64 * 1024;
 /// Every connection timeout of the test build.
 pub const TIMEOUT: Duration = Duration::from_secs(1);
@@ -31,6 +32,10 @@ pub const BOUND: Duration = Duration::from_secs(3);
 pub const MAX_CONNS: usize = 64;
 /// Size of `/big.bin` in the static root: large enough that no socket buffer holds it.
 pub const BIG_LEN: usize = 10 * 1024 * 1024;
+
+/// Index of the send timeout in `MetricsSnapshot::timeouts` (header, body, keep-alive, send,
+/// linger).
+pub const SEND_TIMEOUT: usize = 3;
 
 /// A request that must never be answered when it follows an error on the same connection.
 pub const SENTINEL: &[u8] = b"GET /sentinel HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -139,7 +144,7 @@ fn api(req: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>) {
     }
 }
 
-/// The test build's configuration (hostile-requests.md, "Cases the project's suite must
+/// The test build's configuration (docs/hostile-requests.md, "Cases the project's suite must
 /// contain"): one worker, codec defaults (line 8 KiB, head 16 KiB, 100 headers) but a 64 KiB
 /// body, 1 s timeouts, 64 connections.
 pub fn test_config() -> Config {
@@ -182,6 +187,51 @@ impl TestServer {
 
     pub fn connect(&self) -> Client {
         Client::connect(self.addr)
+    }
+
+    /// The server's counters now, summed over its workers.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.handle.metrics()
+    }
+
+    /// Waits until the server's counters satisfy `done` and returns them; panics naming `what`
+    /// after [`BOUND`]. Tests wait on what the server counted rather than sleep and hope it got
+    /// there.
+    pub fn wait_for(&self, what: &str, done: impl Fn(&MetricsSnapshot) -> bool) -> MetricsSnapshot {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let m = self.metrics();
+            if done(&m) {
+                return m;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited {BOUND:?} for {what}; the server counted {m:?}"
+            );
+            // The poll interval, not a synchronization: the condition above is.
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+
+    /// Waits until the server has closed every connection it accepted, so that the byte counter
+    /// moves only for the connection a test opens next.
+    pub fn wait_idle(&self) {
+        self.wait_for("every connection to close", |m| m.open_conns == 0);
+    }
+
+    /// Sends `bytes` on `c`, the test's only open connection to this server, and waits until
+    /// the server has read them: whatever is sent next reaches it in a read of its own.
+    pub fn send_read(&self, c: &mut Client, bytes: &[u8]) {
+        let target = self.metrics().bytes_in + bytes.len() as u64;
+        c.send(bytes);
+        self.wait_for("the server to read what was sent", |m| m.bytes_in >= target);
+    }
+
+    /// Sends each byte in its own segment, each read by the server before the next is sent.
+    pub fn send_bytewise(&self, c: &mut Client, bytes: &[u8]) {
+        for b in bytes {
+            self.send_read(c, std::slice::from_ref(b));
+        }
     }
 
     /// Server-side connection sockets still open: fds of this process that are TCP sockets
@@ -337,14 +387,6 @@ impl Client {
 
     pub fn send(&mut self, bytes: &[u8]) {
         self.try_send(bytes).expect("send");
-    }
-
-    /// Sends each byte in its own segment.
-    pub fn send_bytewise(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.send(std::slice::from_ref(b));
-            std::thread::sleep(Duration::from_micros(200));
-        }
     }
 
     pub fn shutdown_write(&mut self) {
@@ -561,13 +603,13 @@ pub fn keep_row(srv: &TestServer, request: &[u8], status: u16, body: Option<&[u8
     r
 }
 
-/// Sends `batch` split in two at every byte boundary (each half its own segment), and checks
-/// the responses with `check` each time.
+/// Sends `batch` split in two at every byte boundary (the server reads the first half before
+/// the second is sent), and checks the responses with `check` each time.
 pub fn split_at_every_byte(srv: &TestServer, batch: &[u8], expect: usize, check: impl Fn(&[Resp])) {
     for i in 1..batch.len() {
+        srv.wait_idle();
         let mut c = srv.connect();
-        c.send(&batch[..i]);
-        std::thread::sleep(Duration::from_micros(300));
+        srv.send_read(&mut c, &batch[..i]);
         c.send(&batch[i..]);
         let rs: Vec<Resp> = (0..expect).map(|_| c.response()).collect();
         check(&rs);
@@ -580,9 +622,9 @@ pub fn split_at_every_byte(srv: &TestServer, batch: &[u8], expect: usize, check:
 pub fn error_split_at_every_byte(srv: &TestServer, request: &[u8], statuses: &[u16]) {
     let batch = [request, SENTINEL].concat();
     for i in 1..batch.len() {
+        srv.wait_idle();
         let mut c = srv.connect();
-        c.send(&batch[..i]);
-        std::thread::sleep(Duration::from_micros(300));
+        srv.send_read(&mut c, &batch[..i]);
         // The server may already have answered and closed; the rest is then refused.
         let _ = c.try_send(&batch[i..]);
         let r = c
