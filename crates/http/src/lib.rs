@@ -45,7 +45,7 @@ mod scan;
 mod target;
 
 pub use chunked::{ChunkedDecoder, Decoded};
-pub use date::{DATE_LEN, format_imf_fixdate, refresh_date};
+pub use date::{DATE_LEN, format_imf_fixdate, parse_http_date, refresh_date};
 pub use encode::{
     Connection, ResponseHead, encode_continue, encode_error, encode_head, encode_response,
     reason_phrase,

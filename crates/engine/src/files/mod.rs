@@ -43,7 +43,6 @@
 //! they cost microseconds, which is the trade sehttpd and nginx (without thread pools) make too.
 
 mod conditional;
-mod date;
 mod mime;
 mod open;
 mod path;
