@@ -311,14 +311,14 @@ pub fn chunked_target(data: &[u8]) {
     assert_eq!(in_place, whole);
 }
 
-/// What the client-side [`ResponseParser`](crate::response::ResponseParser) reported for a
+/// What the client-side [`ResponseParser`](crate::client::ResponseParser) reported for a
 /// stream of responses: each complete response or the error that ended the stream, then what
 /// the end of input meant.
 pub fn response_transcript(
     reads: &[&[u8]],
     head_request: bool,
-) -> Vec<Result<Option<crate::response::Done>, crate::response::Error>> {
-    use crate::response::{ResponseParser, Status as ResponseStatus};
+) -> Vec<Result<Option<crate::client::Done>, crate::client::Error>> {
+    use crate::client::ResponseParser;
     let mut parser = ResponseParser::new();
     parser.set_head_request(head_request);
     let mut buf = Vec::new();
@@ -331,13 +331,13 @@ pub fn response_transcript(
                     assert!(used <= buf.len(), "consumed more than it was given");
                     buf.drain(..used);
                     match status {
-                        ResponseStatus::Complete(done) => {
+                        Status::Complete(done) => {
                             out.push(Ok(Some(done)));
                             if !done.keep_alive {
                                 return out;
                             }
                         }
-                        ResponseStatus::Partial => break,
+                        Status::Partial => break,
                     }
                 }
                 Err(e) => {

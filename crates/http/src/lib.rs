@@ -4,7 +4,9 @@
 //! ([`ChunkedDecoder`]) and encodes responses into a caller-owned buffer ([`encode_response`],
 //! [`encode_head`], [`encode_error`]). Every rule of ../shared/spec/hostile-requests.md is
 //! enforced where the bytes are read, and each rejection is a [`ParseError`] mapped to one
-//! status code.
+//! status code. The client side, [`client`], parses responses for the load generator with the
+//! same vocabulary: [`Status`], [`Header`], the same Content-Length reader and the same
+//! [`ChunkedDecoder`] (unbounded).
 //!
 //! ```
 //! use twelve_http::{BodyFraming, ChunkedDecoder, Connection, Header, Limits, Status};
@@ -31,6 +33,7 @@
 #![forbid(unsafe_code)]
 
 mod chunked;
+pub mod client;
 mod date;
 mod encode;
 mod error;
@@ -39,8 +42,6 @@ pub mod fuzzing;
 mod limits;
 mod parse;
 mod request;
-// Client side (owned by the load generator work): incremental response parsing.
-pub mod response;
 mod scan;
 mod target;
 

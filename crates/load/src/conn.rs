@@ -2,7 +2,7 @@
 //! has in flight. Allocated once per connection slot and reused across reconnects.
 use rustix::fd::OwnedFd;
 use std::collections::VecDeque;
-use twelve_http::response::ResponseParser;
+use twelve_http::client::ResponseParser;
 
 /// Receive buffer per connection. wrk uses 8 KiB; 16 KiB halves the recv calls for 8–16 KB
 /// bodies and still costs only 16 MiB at 1,000 connections.

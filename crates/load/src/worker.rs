@@ -20,7 +20,8 @@ use rustix::net::{self, AddressFamily, RecvFlags, SendFlags, SocketFlags, Socket
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
-use twelve_http::response::{Done, Error as ParseErr, Status};
+use twelve_http::Status;
+use twelve_http::client::{Done, Error as ParseErr};
 use twelve_report::{Recorder, WorkerResult};
 
 /// How often a worker checks timeouts, rolls its per-second counter and publishes progress.
