@@ -1,6 +1,7 @@
 //! Fuzz-target bodies: plain functions that check the codec's invariants on arbitrary bytes.
 //! cargo-fuzz calls them from fuzz/, and the test suite runs them over fuzz/seeds/, so CI
 //! exercises them without a fuzzer. They allocate and re-parse freely: not for the hot path.
+//! Built only with the `fuzzing` feature, which brings httparse in for the differential check.
 
 use crate::chunked::ChunkedDecoder;
 use crate::error::{ParseError, Status};

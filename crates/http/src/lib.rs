@@ -38,6 +38,7 @@ mod date;
 mod encode;
 mod error;
 mod fields;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod limits;
 mod parse;
