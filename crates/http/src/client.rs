@@ -283,17 +283,38 @@ fn field_lines<'b>(
     }
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
 /// Position of the first `\n` at or after `from`, eight bytes at a time (SWAR: a byte of
 /// `w ^ 0x0a..` is zero where `w` had a LF; `(x - 0x01..) & !x & 0x80..` flags the lowest).
 #[inline]
 fn find_lf(buf: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    find_flagged(
+        buf,
+        from,
+        |w| {
+            let x = w ^ (ONES * u64::from(b'\n'));
+            x.wrapping_sub(ONES) & !x & HIGHS
+        },
+        |b| b == b'\n',
+    )
+}
+
+/// Position of the first byte at or after `from` that `flags` marks, eight bytes at a time:
+/// `flags(w)` sets bit 7 of at least the lowest byte of the little-endian word `w` that is
+/// wanted (higher marks may be inexact), and `wanted` is the same test on one byte, for the
+/// tail shorter than a word.
+#[inline(always)]
+fn find_flagged(
+    buf: &[u8],
+    from: usize,
+    flags: impl Fn(u64) -> u64,
+    wanted: impl Fn(u8) -> bool,
+) -> Option<usize> {
     let mut i = from;
     while let Some(chunk) = buf.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let x = w ^ (ONES * u64::from(b'\n'));
-        let t = x.wrapping_sub(ONES) & !x & HIGHS;
+        let t = flags(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
         if t != 0 {
             return Some(i + (t.trailing_zeros() / 8) as usize);
         }
@@ -301,7 +322,7 @@ fn find_lf(buf: &[u8], from: usize) -> Option<usize> {
     }
     buf[i.min(buf.len())..]
         .iter()
-        .position(|&b| b == b'\n')
+        .position(|&b| wanted(b))
         .map(|p| i + p)
 }
 
@@ -324,26 +345,19 @@ fn status_byte_ok(i: usize, b: u8) -> bool {
 /// pointed at need not police the rest; the per-byte table cost more than the whole scan.
 #[inline]
 fn find_name_end(buf: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut i = from;
-    while let Some(chunk) = buf.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let c = x ^ (ONES * u64::from(b':'));
-        // The lowest flagged byte is exact in each term (borrows and carries only move up):
-        // a colon, a byte below 0x21, a byte above 0x7e.
-        let t = (c.wrapping_sub(ONES) & !c & HIGHS)
-            | (x.wrapping_sub(ONES * 0x21) & !x & HIGHS)
-            | ((x.wrapping_add(ONES) | x) & HIGHS);
-        if t != 0 {
-            return Some(i + (t.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    buf[i.min(buf.len())..]
-        .iter()
-        .position(|&b| b == b':' || b <= 0x20 || b >= 0x7f)
-        .map(|p| i + p)
+    find_flagged(
+        buf,
+        from,
+        |x| {
+            let c = x ^ (ONES * u64::from(b':'));
+            // The lowest flagged byte is exact in each term (borrows and carries only move
+            // up): a colon, a byte below 0x21, a byte above 0x7e.
+            (c.wrapping_sub(ONES) & !c & HIGHS)
+                | (x.wrapping_sub(ONES * 0x21) & !x & HIGHS)
+                | ((x.wrapping_add(ONES) | x) & HIGHS)
+        },
+        |b| b == b':' || b <= 0x20 || b >= 0x7f,
+    )
 }
 
 /// What the framing and persistence fields said, read line by line.
