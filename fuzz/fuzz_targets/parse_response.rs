@@ -1,4 +1,4 @@
-//! Client-side response parsing (twelve_http::response): split invariance and bounds; see
+//! Client-side response parsing (twelve_http::client): split invariance and bounds; see
 //! `twelve_http::fuzzing::parse_response_target`.
 #![no_main]
 

@@ -2,7 +2,7 @@
 //! [`StaticFiles`] for a reply plan and writes it through [`Response`].
 
 use crate::files::{FileError, RangeBuf, StaticFiles};
-use crate::response::{FileBody, Response};
+use crate::response::Response;
 use crate::router::Handler;
 use twelve_http::Request;
 
@@ -40,11 +40,7 @@ impl Handler for FilesHandler {
                 reply.status,
                 reply.content_type.unwrap_or("application/octet-stream"),
                 extra.as_slice(),
-                FileBody {
-                    file: b.file,
-                    offset: b.offset,
-                    len: b.count,
-                },
+                b,
             ),
             // HEAD (the plan has the GET's length but no file), 301, 304, 416.
             None => res.send_head(

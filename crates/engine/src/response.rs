@@ -1,11 +1,15 @@
-//! `Response`: what a handler writes its answer through, straight into the connection's
-//! output buffer (no allocation once the worker's buffers have grown), plus `FileBody`, a
-//! file range the backend sends with `sendfile` after the head.
+//! `Response`: the server side's response writer, what a handler writes its answer through,
+//! straight into the connection's output buffer (no allocation once the worker's buffers have
+//! grown), plus `FileBody`, a file range the backend sends with `sendfile` after the head.
+//! The bytes come from twelve-http's encoder (`encode_head`); reading responses is the client
+//! side's job (`twelve_http::client`), and nothing here parses one.
 
 use std::fs::File;
 use twelve_http::{Connection, Method, Request, ResponseHead, Version, encode_head};
 
-/// A response body the backend sends from a file with `sendfile(2)`, after the head.
+/// A response body the backend sends from a file with `sendfile(2)`, after the head: what a
+/// handler passes to [`Response::send_file`], and what the static-file server plans for a 200
+/// or 206 (the one type for both).
 #[derive(Debug)]
 pub struct FileBody {
     /// The open file (close-on-exec, as std opens every file).

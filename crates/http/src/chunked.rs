@@ -83,6 +83,18 @@ impl ChunkedDecoder {
         }
     }
 
+    /// A decoder with no limit but u64 overflow, for the client side: a load generator reading
+    /// a response measures whatever size the server sends, so the body, its extensions and its
+    /// trailers are unbounded; the framing rules are the same as for requests.
+    pub fn unbounded() -> Self {
+        ChunkedDecoder::new(&Limits {
+            body_bytes: u64::MAX,
+            chunk_extension_bytes: u64::MAX,
+            trailer_bytes: usize::MAX,
+            ..Limits::DEFAULT
+        })
+    }
+
     /// `true` once the whole body, trailers included, has been read.
     pub fn is_done(&self) -> bool {
         self.state == State::Done

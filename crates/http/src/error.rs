@@ -34,6 +34,10 @@ impl<T> Status<T> {
 /// per-variant counter; every variant maps to exactly one status code ([`ParseError::status`]),
 /// and every one of them ends the connection (RFC 9112 §2.2: respond 400 and close; the
 /// framing after a rejected message cannot be trusted).
+///
+/// The chunked-body variants also name what was wrong with a response's chunked body on the
+/// client side ([`client::Error::Chunked`](crate::client::Error::Chunked)), which reads it
+/// with the same decoder; there the status code means nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ParseError {

@@ -1,5 +1,6 @@
 //! The fields that decide framing and routing: Host, Content-Length, Transfer-Encoding,
-//! Connection and Expect (RFC 9112 §3.2, §6, §9; RFC 9110 §7.2, §8.6, §10.1.1).
+//! Connection and Expect (RFC 9112 §3.2, §6, §9; RFC 9110 §7.2, §8.6, §10.1.1), and the
+//! Content-Length reader the client side shares.
 
 use crate::error::ParseError;
 use crate::limits::Limits;
@@ -72,7 +73,8 @@ pub(crate) fn interpret<'b>(
                 if length.is_some() || h.value.contains(&b',') {
                     return Err(ParseError::DuplicateContentLength);
                 }
-                length = Some(parse_content_length(h.value)?);
+                length =
+                    Some(parse_content_length(h.value).ok_or(ParseError::InvalidContentLength)?);
             }
             17 if is(name, "transfer-encoding") => {
                 te.add_line(h.value)?;
@@ -146,23 +148,23 @@ fn word(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// `Content-Length = 1*DIGIT` (RFC 9110 §8.6): no sign, no hex, no space, no empty value;
-/// leading zeros are decimal (`0005` is 5); a value over u64 is an error, never a wrap.
-fn parse_content_length(value: &[u8]) -> Result<u64, ParseError> {
+/// `Content-Length = 1*DIGIT` (RFC 9110 §8.6) of a value already stripped of OWS: no sign, no
+/// hex, no space, no empty value; leading zeros are decimal (`0005` is 5); a value over u64 is
+/// `None`, never a wrap. Requests and the client's responses both read it here; each caller
+/// maps `None` to its own error.
+#[inline]
+pub(crate) fn parse_content_length(value: &[u8]) -> Option<u64> {
     if value.is_empty() {
-        return Err(ParseError::InvalidContentLength);
+        return None;
     }
     let mut n: u64 = 0;
     for &b in value {
         if !b.is_ascii_digit() {
-            return Err(ParseError::InvalidContentLength);
+            return None;
         }
-        n = n
-            .checked_mul(10)
-            .and_then(|n| n.checked_add(u64::from(b - b'0')))
-            .ok_or(ParseError::InvalidContentLength)?;
+        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
     }
-    Ok(n)
+    Some(n)
 }
 
 impl Codings {

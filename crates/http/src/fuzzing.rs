@@ -1,6 +1,7 @@
 //! Fuzz-target bodies: plain functions that check the codec's invariants on arbitrary bytes.
 //! cargo-fuzz calls them from fuzz/, and the test suite runs them over fuzz/seeds/, so CI
 //! exercises them without a fuzzer. They allocate and re-parse freely: not for the hot path.
+//! Built only with the `fuzzing` feature, which brings httparse in for the differential check.
 
 use crate::chunked::ChunkedDecoder;
 use crate::error::{ParseError, Status};
@@ -311,14 +312,14 @@ pub fn chunked_target(data: &[u8]) {
     assert_eq!(in_place, whole);
 }
 
-/// What the client-side [`ResponseParser`](crate::response::ResponseParser) reported for a
+/// What the client-side [`ResponseParser`](crate::client::ResponseParser) reported for a
 /// stream of responses: each complete response or the error that ended the stream, then what
 /// the end of input meant.
 pub fn response_transcript(
     reads: &[&[u8]],
     head_request: bool,
-) -> Vec<Result<Option<crate::response::Done>, crate::response::Error>> {
-    use crate::response::{ResponseParser, Status as ResponseStatus};
+) -> Vec<Result<Option<crate::client::Done>, crate::client::Error>> {
+    use crate::client::ResponseParser;
     let mut parser = ResponseParser::new();
     parser.set_head_request(head_request);
     let mut buf = Vec::new();
@@ -331,13 +332,13 @@ pub fn response_transcript(
                     assert!(used <= buf.len(), "consumed more than it was given");
                     buf.drain(..used);
                     match status {
-                        ResponseStatus::Complete(done) => {
+                        Status::Complete(done) => {
                             out.push(Ok(Some(done)));
                             if !done.keep_alive {
                                 return out;
                             }
                         }
-                        ResponseStatus::Partial => break,
+                        Status::Partial => break,
                     }
                 }
                 Err(e) => {

@@ -4,7 +4,9 @@
 //! ([`ChunkedDecoder`]) and encodes responses into a caller-owned buffer ([`encode_response`],
 //! [`encode_head`], [`encode_error`]). Every rule of ../shared/spec/hostile-requests.md is
 //! enforced where the bytes are read, and each rejection is a [`ParseError`] mapped to one
-//! status code.
+//! status code. The client side, [`client`], parses responses for the load generator with the
+//! same vocabulary: [`Status`], [`Header`], the same Content-Length reader and the same
+//! [`ChunkedDecoder`] (unbounded).
 //!
 //! ```
 //! use twelve_http::{BodyFraming, ChunkedDecoder, Connection, Header, Limits, Status};
@@ -31,21 +33,21 @@
 #![forbid(unsafe_code)]
 
 mod chunked;
+pub mod client;
 mod date;
 mod encode;
 mod error;
 mod fields;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod limits;
 mod parse;
 mod request;
-// Client side (owned by the load generator work): incremental response parsing.
-pub mod response;
 mod scan;
 mod target;
 
 pub use chunked::{ChunkedDecoder, Decoded};
-pub use date::{DATE_LEN, format_imf_fixdate, refresh_date};
+pub use date::{DATE_LEN, format_imf_fixdate, parse_http_date, refresh_date};
 pub use encode::{
     Connection, ResponseHead, encode_continue, encode_error, encode_head, encode_response,
     reason_phrase,

@@ -2,9 +2,11 @@
 //! and encode-then-parse round-trips for requests (test-side encoder) and responses.
 
 use proptest::prelude::*;
+use twelve_http::client::{Done, ResponseParser};
 use twelve_http::fuzzing::{Event, decode_chunked, response_transcript, transcript};
-use twelve_http::response::{Done, ResponseParser, Status as ResponseStatus};
-use twelve_http::{BodyFraming, Connection, Limits, ResponseHead, encode_head, encode_response};
+use twelve_http::{
+    BodyFraming, Connection, Limits, ResponseHead, Status, encode_head, encode_response,
+};
 
 /// A generated request and how its body is framed on the wire.
 #[derive(Debug, Clone)]
@@ -174,7 +176,7 @@ proptest! {
         encode_response(&mut out, status, "application/json", connection, &body);
         let want = Done { code: status, keep_alive: !close, body_len: body.len() as u64 };
         let mut parser = ResponseParser::new();
-        prop_assert_eq!(parser.parse(&out), Ok((out.len(), ResponseStatus::Complete(want))));
+        prop_assert_eq!(parser.parse(&out), Ok((out.len(), Status::Complete(want))));
         let k = cut.index(out.len() + 1);
         prop_assert_eq!(
             response_transcript(&[&out[..k], &out[k..]], false),

@@ -2,7 +2,8 @@
 //! read the clock, record three latencies. Run: `cargo bench -p twelve-load`.
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use twelve_http::response::{ResponseParser, Status};
+use twelve_http::Status;
+use twelve_http::client::ResponseParser;
 use twelve_load::{Clock, MonoClock};
 use twelve_report::Recorder;
 

@@ -6,7 +6,8 @@
 //! This is the one place the load generator uses twelve-http's client response parser.
 use crate::request::RequestSet;
 use std::collections::VecDeque;
-use twelve_http::response::{Error as ParseErr, ResponseParser, Status};
+use twelve_http::Status;
+use twelve_http::client::{Error as ParseErr, ResponseParser};
 
 /// Receive buffer per connection. wrk uses 8 KiB; 16 KiB halves the recv calls for 8–16 KB
 /// bodies and still costs only 16 MiB at 1,000 connections.

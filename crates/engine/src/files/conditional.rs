@@ -1,7 +1,7 @@
 //! Validators and their preconditions: strong ETag, If-None-Match, If-Modified-Since,
 //! If-Range, and the single-range `Range` parser (RFC 9110 §8.8, §13, §14).
 
-use super::date::parse_http_date;
+use twelve_http::parse_http_date;
 
 /// A strong entity tag, quotes included: `"<inode>-<size>-<mtime in ns>"` in hex.
 ///

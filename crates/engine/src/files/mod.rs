@@ -43,7 +43,6 @@
 //! they cost microseconds, which is the trade sehttpd and nginx (without thread pools) make too.
 
 mod conditional;
-mod date;
 mod mime;
 mod open;
 mod path;
@@ -56,6 +55,8 @@ use std::time::SystemTime;
 
 use conditional::{ETag, RangeAnswer};
 use open::Root;
+
+use crate::response::FileBody;
 use twelve_http::{DATE_LEN, format_imf_fixdate};
 
 /// The static file tree under one root directory.
@@ -99,17 +100,6 @@ pub(crate) enum ContentRange {
     },
     /// `bytes */complete` (416).
     Unsatisfied { complete: u64 },
-}
-
-/// The bytes of a file to send after the header.
-#[derive(Debug)]
-pub(crate) struct FileBody {
-    /// Open read-only; the engine passes it to `sendfile` and drops it when done.
-    pub(crate) file: File,
-    /// Offset of the first byte to send.
-    pub(crate) offset: u64,
-    /// Number of bytes to send; equals the reply's `Content-Length`.
-    pub(crate) count: u64,
 }
 
 /// A static-file request that gets an error status instead of a file.
@@ -228,7 +218,7 @@ impl StaticFiles {
             reply.body = Some(FileBody {
                 file,
                 offset,
-                count,
+                len: count,
             });
         }
         Ok(reply)

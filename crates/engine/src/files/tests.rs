@@ -111,12 +111,12 @@ fn run(
             }
             let mut body = Vec::new();
             if let Some(mut b) = reply.body {
-                assert_eq!(reply.content_length, Some(b.count));
+                assert_eq!(reply.content_length, Some(b.len));
                 assert!(reply.content_type.is_some());
                 if method != "HEAD" {
                     b.file.seek(SeekFrom::Start(b.offset)).unwrap();
-                    b.file.take(b.count).read_to_end(&mut body).unwrap();
-                    assert_eq!(body.len() as u64, b.count);
+                    b.file.take(b.len).read_to_end(&mut body).unwrap();
+                    assert_eq!(body.len() as u64, b.len);
                 }
             }
             (reply.status, head, body)

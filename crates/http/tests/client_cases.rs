@@ -1,6 +1,7 @@
-//! Table-driven cases for the client-side response parser: framing, persistence, interim
+//! Table-driven cases for the client-side response parser (`twelve_http::client`): framing, persistence, interim
 //! responses and every error class, each stream parsed whole and then closed.
-use twelve_http::response::*;
+use twelve_http::client::*;
+use twelve_http::{Header, ParseError, Status};
 
 /// Parses `input` as a whole stream ending in EOF; returns every response or the error.
 fn run(input: &[u8], head_request: bool) -> Result<Vec<Done>, Error> {
@@ -147,17 +148,39 @@ res!(
 res!(
     bad_chunk_size,
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-    Err(Error::ChunkSize)
+    Err(Error::Chunked(ParseError::InvalidChunkSize))
 );
 res!(
     chunk_size_overflow,
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n11111111111111111\r\n",
-    Err(Error::ChunkSize)
+    Err(Error::Chunked(ParseError::ChunkSizeOverflow))
 );
 res!(
     missing_chunk_crlf,
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nxy\r\n",
-    Err(Error::ChunkDelimiter)
+    Err(Error::Chunked(ParseError::InvalidChunkDelimiter))
+);
+res!(
+    chunked_bad_trailer,
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nno colon\r\n\r\n",
+    Err(Error::Chunked(ParseError::InvalidTrailer))
+);
+res!(
+    chunk_size_space_without_extension,
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1 \r\nx\r\n0\r\n\r\n",
+    Err(Error::Chunked(ParseError::InvalidChunkSize))
+);
+// The client's chunked decoder is unbounded: a chunk over the server's default body limit
+// (1 MiB) is read, not refused as too large.
+res!(
+    chunk_over_the_server_body_limit,
+    &[
+        &b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n200000\r\n"[..],
+        &vec![b'x'; 0x20_0000],
+        b"\r\n0\r\n\r\n"
+    ]
+    .concat(),
+    Ok(vec![ok(200, true, 0x20_0000)])
 );
 res!(
     closed_mid_body,
@@ -219,11 +242,8 @@ res!(
 #[test]
 fn head_borrows_headers_and_reason() {
     let buf = b"HTTP/1.1 418 I'm a teapot\r\nServer: t\r\nContent-Length: 3\r\n\r\nabc";
-    let mut headers = [Header {
-        name: "",
-        value: b"",
-    }; 4];
-    let Ok(Status::Complete(head)) = parse_head(buf, &mut headers, false) else {
+    let mut headers = [Header::EMPTY; 4];
+    let Ok(Status::Complete(head)) = parse_response(buf, &mut headers, false) else {
         panic!("head did not parse");
     };
     assert_eq!(

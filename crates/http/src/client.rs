@@ -1,29 +1,27 @@
-//! Client side: incremental, zero-copy HTTP/1.1 response parsing for the load generator.
+//! The client side: incremental, zero-copy HTTP/1.1 response parsing for the load generator.
 //!
 //! Two layers:
-//! - [`parse_head`] reads one status line and header section into borrowed slices
+//! - [`parse_response`] reads one status line and header section into borrowed slices
 //!   ([`Head`]) and decides the body framing by RFC 9112 §6.3.
 //! - [`ResponseParser`] walks a byte stream of pipelined responses: heads (skipping interim
 //!   1xx responses), bodies framed by Content-Length, chunked coding, or connection close.
 //!   It never copies body bytes; it only counts them, so the load generator can discard them.
 //!
-//! Heads are scanned in one pass that finds line ends eight bytes at a time and looks only at
-//! the three headers that decide framing (cost measured by crates/load/benches/hot_path.rs).
+//! It shares the server side's vocabulary: [`Status`], [`Header`], the Content-Length and OWS
+//! helpers, and the one [`ChunkedDecoder`], unbounded here (a load generator measures whatever
+//! the server sends). Heads are scanned in one pass that finds line ends eight bytes at a time
+//! and looks only at the three headers that decide framing (cost measured by
+//! crates/load/benches/hot_path.rs).
 use std::fmt;
 
-pub use httparse::Header;
+use crate::chunked::ChunkedDecoder;
+use crate::error::{ParseError, Status};
+use crate::fields::parse_content_length;
+use crate::request::Header;
+use crate::scan::trim_ows;
 
 /// The most header lines a response head may carry; more is [`Error::TooManyHeaders`].
 pub const MAX_HEADERS: usize = 48;
-
-/// Outcome of a parse step: `Partial` means "need more bytes" and is not an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status<T> {
-    /// A whole item was parsed.
-    Complete(T),
-    /// The buffer ends inside the item; read more and call again.
-    Partial,
-}
 
 /// Why a response could not be parsed. One variant per rule; the load generator counts them
 /// all as parse errors except [`Error::IncompleteHead`] (a read error) and
@@ -39,12 +37,9 @@ pub enum Error {
     /// Content-Length is not a decimal number, overflows, or is given twice with two values
     /// (RFC 9110 §8.6).
     ContentLength,
-    /// A chunk-size line is malformed or overflows (RFC 9112 §7.1).
-    ChunkSize,
-    /// Chunk data is not followed by CRLF (RFC 9112 §7.1).
-    ChunkDelimiter,
-    /// A trailer line in a chunked body is malformed (RFC 9112 §7.1.2).
-    Trailer,
+    /// The chunked body broke one of the rules of RFC 9112 §7.1 that [`ChunkedDecoder`]
+    /// enforces for requests too; the inner error says which.
+    Chunked(ParseError),
     /// The peer closed the connection in the middle of a status line or header section.
     IncompleteHead,
     /// The peer closed the connection before the framed body was complete.
@@ -53,23 +48,32 @@ pub enum Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        let what = match self {
             Error::StatusLine => "invalid status line",
             Error::Header => "invalid header line",
             Error::TooManyHeaders => "too many headers",
             Error::ContentLength => "invalid Content-Length",
-            Error::ChunkSize => "invalid chunk size line",
-            Error::ChunkDelimiter => "chunk data not followed by CRLF",
-            Error::Trailer => "invalid chunked trailer",
+            Error::Chunked(e) => return write!(f, "invalid chunked body: {}", e.reason()),
             Error::IncompleteHead => "connection closed inside a response head",
             Error::IncompleteBody => "connection closed before the body was complete",
-        })
+        };
+        f.write_str(what)
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Chunked(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
-/// How the body of a response is delimited (RFC 9112 §6.3).
+/// How the body of a response is delimited (RFC 9112 §6.3). A request's
+/// [`BodyFraming`](crate::BodyFraming) has no `UntilClose`: only a response may run until the
+/// connection closes (rule 7 versus rule 6), and only a response can have no body whatever its
+/// fields say (rules 1 and 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
     /// No body: a response to HEAD, a 1xx, 204 or 304 (rules 1 and 2).
@@ -106,7 +110,7 @@ pub struct Head<'h, 'b> {
 ///
 /// `head_request` says whether the request this answers was a HEAD (its response has no body
 /// whatever its headers say, RFC 9110 §9.3.2).
-pub fn parse_head<'h, 'b>(
+pub fn parse_response<'h, 'b>(
     buf: &'b [u8],
     headers: &'h mut [Header<'b>],
     head_request: bool,
@@ -114,11 +118,11 @@ pub fn parse_head<'h, 'b>(
     let mut n = 0;
     let scanned = scan(buf, head_request, |name, value| {
         let slot = headers.get_mut(n).ok_or(Error::TooManyHeaders)?;
-        // Names are all tchar, so ASCII, so UTF-8.
+        // Names hold no byte above 0x7e (`find_name_end`), so they are ASCII, so UTF-8.
         let name = std::str::from_utf8(name).map_err(|_| Error::Header)?;
         *slot = Header {
             name,
-            value: trim(value),
+            value: trim_ows(value),
         };
         n += 1;
         Ok(())
@@ -127,9 +131,9 @@ pub fn parse_head<'h, 'b>(
         return Ok(Status::Partial);
     };
     Ok(Status::Complete(Head {
-        minor_version: s.minor_version,
-        code: s.code,
-        reason: std::str::from_utf8(s.reason).unwrap_or(""),
+        minor_version: s.line.minor_version,
+        code: s.line.code,
+        reason: std::str::from_utf8(s.line.reason).unwrap_or(""),
         headers: &headers[..n],
         len: s.len,
         framing: s.framing,
@@ -139,17 +143,11 @@ pub fn parse_head<'h, 'b>(
 
 /// A head as the stream parser needs it: no header list.
 struct Scanned<'b> {
+    line: StatusLine<'b>,
     len: usize,
-    minor_version: u8,
-    code: u16,
-    reason: &'b [u8],
     framing: Framing,
     keep_alive: bool,
 }
-
-/// The status line every response starts with, byte by byte (`d` = a digit):
-/// `status-line = HTTP-version SP status-code SP [ reason-phrase ]` (RFC 9112 §4).
-const STATUS_PREFIX: &[u8; 12] = b"HTTP/1.d ddd";
 
 /// Scans one head in a single pass, calling `each(name, value)` per header line.
 ///
@@ -158,11 +156,48 @@ const STATUS_PREFIX: &[u8; 12] = b"HTTP/1.d ddd";
 /// response on a shared 2-CPU VM (a clock read took 27 ns in the same run): 106 ns per
 /// response with the SWAR name scan, 190 ns with a per-byte token table, and the
 /// httparse-based version before it about twice that.
+#[inline]
 fn scan<'b>(
     buf: &'b [u8],
     head_request: bool,
-    mut each: impl FnMut(&'b [u8], &'b [u8]) -> Result<(), Error>,
+    each: impl FnMut(&'b [u8], &'b [u8]) -> Result<(), Error>,
 ) -> Result<Status<Scanned<'b>>, Error> {
+    let line = match status_line(buf)? {
+        Status::Complete(line) => line,
+        Status::Partial => return Ok(Status::Partial),
+    };
+    let mut meta = Meta::new(line.minor_version);
+    let len = match field_lines(buf, line.len, &mut meta, each)? {
+        Status::Complete(len) => len,
+        Status::Partial => return Ok(Status::Partial),
+    };
+    let framing = meta.framing(line.code, head_request);
+    // 101 switches protocols: nothing after it is HTTP/1.1 any more.
+    let keep_alive = meta.keep_alive && framing != Framing::UntilClose && line.code != 101;
+    Ok(Status::Complete(Scanned {
+        line,
+        len,
+        framing,
+        keep_alive,
+    }))
+}
+
+/// The status line every response starts with, byte by byte (`d` = a digit):
+/// `status-line = HTTP-version SP status-code SP [ reason-phrase ]` (RFC 9112 §4).
+const STATUS_PREFIX: &[u8; 12] = b"HTTP/1.d ddd";
+
+/// A status line's parts.
+struct StatusLine<'b> {
+    minor_version: u8,
+    code: u16,
+    reason: &'b [u8],
+    /// Bytes up to and including its LF.
+    len: usize,
+}
+
+/// Reads the status line at the start of `buf`.
+#[inline]
+fn status_line(buf: &[u8]) -> Result<Status<StatusLine<'_>>, Error> {
     if buf.len() < 13 {
         // Check what is there, so that a peer speaking something else is rejected at once
         // rather than waited for.
@@ -198,17 +233,29 @@ fn scan<'b>(
     } else {
         &[][..]
     };
-    let mut meta = Meta::new(minor_version);
-    let mut pos = lf + 1;
+    Ok(Status::Complete(StatusLine {
+        minor_version,
+        code,
+        reason,
+        len: lf + 1,
+    }))
+}
+
+/// Reads the field lines from `pos` through the empty line that ends them, feeding each to
+/// `meta` and `each`; returns the position after the empty line.
+#[inline]
+fn field_lines<'b>(
+    buf: &'b [u8],
+    mut pos: usize,
+    meta: &mut Meta,
+    mut each: impl FnMut(&'b [u8], &'b [u8]) -> Result<(), Error>,
+) -> Result<Status<usize>, Error> {
     let mut lines = 0;
     loop {
         // field-line = field-name ":" OWS field-value OWS, then CRLF; an empty line ends.
         match buf.get(pos..pos + 2) {
             None if buf.get(pos).is_none_or(|&b| b == b'\r') => return Ok(Status::Partial),
-            Some(b"\r\n") => {
-                pos += 2;
-                break;
-            }
+            Some(b"\r\n") => return Ok(Status::Complete(pos + 2)),
             Some([b'\r', _]) => return Err(Error::Header),
             _ => {}
         }
@@ -234,44 +281,40 @@ fn scan<'b>(
         each(name, value)?;
         pos = lf + 1;
     }
-    let framing = if head_request || (100..200).contains(&code) || code == 204 || code == 304 {
-        Framing::Empty
-    } else if let Some(chunked) = meta.transfer_chunked {
-        // Rule 3: Transfer-Encoding overrides Content-Length; if chunked is not the final
-        // coding, a response body runs until close (rule 4, response case).
-        if chunked {
-            Framing::Chunked
-        } else {
-            Framing::UntilClose
-        }
-    } else if let Some(n) = meta.content_length {
-        Framing::Length(n)
-    } else {
-        Framing::UntilClose
-    };
-    // 101 switches protocols: nothing after it is HTTP/1.1 any more.
-    let keep_alive = meta.keep_alive && framing != Framing::UntilClose && code != 101;
-    Ok(Status::Complete(Scanned {
-        len: pos,
-        minor_version,
-        code,
-        reason,
-        framing,
-        keep_alive,
-    }))
 }
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// Position of the first `\n` at or after `from`, eight bytes at a time (SWAR: a byte of
 /// `w ^ 0x0a..` is zero where `w` had a LF; `(x - 0x01..) & !x & 0x80..` flags the lowest).
 #[inline]
 fn find_lf(buf: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    find_flagged(
+        buf,
+        from,
+        |w| {
+            let x = w ^ (ONES * u64::from(b'\n'));
+            x.wrapping_sub(ONES) & !x & HIGHS
+        },
+        |b| b == b'\n',
+    )
+}
+
+/// Position of the first byte at or after `from` that `flags` marks, eight bytes at a time:
+/// `flags(w)` sets bit 7 of at least the lowest byte of the little-endian word `w` that is
+/// wanted (higher marks may be inexact), and `wanted` is the same test on one byte, for the
+/// tail shorter than a word.
+#[inline(always)]
+fn find_flagged(
+    buf: &[u8],
+    from: usize,
+    flags: impl Fn(u64) -> u64,
+    wanted: impl Fn(u8) -> bool,
+) -> Option<usize> {
     let mut i = from;
     while let Some(chunk) = buf.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let x = w ^ (ONES * u64::from(b'\n'));
-        let t = x.wrapping_sub(ONES) & !x & HIGHS;
+        let t = flags(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
         if t != 0 {
             return Some(i + (t.trailing_zeros() / 8) as usize);
         }
@@ -279,7 +322,7 @@ fn find_lf(buf: &[u8], from: usize) -> Option<usize> {
     }
     buf[i.min(buf.len())..]
         .iter()
-        .position(|&b| b == b'\n')
+        .position(|&b| wanted(b))
         .map(|p| i + p)
 }
 
@@ -302,28 +345,22 @@ fn status_byte_ok(i: usize, b: u8) -> bool {
 /// pointed at need not police the rest; the per-byte table cost more than the whole scan.
 #[inline]
 fn find_name_end(buf: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut i = from;
-    while let Some(chunk) = buf.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let c = x ^ (ONES * u64::from(b':'));
-        // The lowest flagged byte is exact in each term (borrows and carries only move up):
-        // a colon, a byte below 0x21, a byte above 0x7e.
-        let t = (c.wrapping_sub(ONES) & !c & HIGHS)
-            | (x.wrapping_sub(ONES * 0x21) & !x & HIGHS)
-            | ((x.wrapping_add(ONES) | x) & HIGHS);
-        if t != 0 {
-            return Some(i + (t.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    buf[i.min(buf.len())..]
-        .iter()
-        .position(|&b| b == b':' || b <= 0x20 || b >= 0x7f)
-        .map(|p| i + p)
+    find_flagged(
+        buf,
+        from,
+        |x| {
+            let c = x ^ (ONES * u64::from(b':'));
+            // The lowest flagged byte is exact in each term (borrows and carries only move
+            // up): a colon, a byte below 0x21, a byte above 0x7e.
+            (c.wrapping_sub(ONES) & !c & HIGHS)
+                | (x.wrapping_sub(ONES * 0x21) & !x & HIGHS)
+                | ((x.wrapping_add(ONES) | x) & HIGHS)
+        },
+        |b| b == b':' || b <= 0x20 || b >= 0x7f,
+    )
 }
 
+/// What the framing and persistence fields said, read line by line.
 struct Meta {
     content_length: Option<u64>,
     /// `Some(true)` when Transfer-Encoding ends in chunked, `Some(false)` when it does not.
@@ -349,7 +386,9 @@ impl Meta {
     fn apply(&mut self, name: &[u8], value: &[u8]) -> Result<(), Error> {
         match name.len() {
             14 if name.eq_ignore_ascii_case(b"content-length") => {
-                let n = parse_content_length(trim(value))?;
+                let n = parse_content_length(trim_ows(value)).ok_or(Error::ContentLength)?;
+                // RFC 9110 §8.6 lets a recipient collapse identical values; a server is
+                // stricter with requests (`ParseError::DuplicateContentLength`).
                 if self.content_length.is_some_and(|old| old != n) {
                     return Err(Error::ContentLength);
                 }
@@ -358,11 +397,11 @@ impl Meta {
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
                 // The last coding of the last Transfer-Encoding line is the final one.
                 let last = value.rsplit(|&b| b == b',').next().unwrap_or(b"");
-                self.transfer_chunked = Some(trim(last).eq_ignore_ascii_case(b"chunked"));
+                self.transfer_chunked = Some(trim_ows(last).eq_ignore_ascii_case(b"chunked"));
             }
             10 if name.eq_ignore_ascii_case(b"connection") => {
                 for token in value.split(|&b| b == b',') {
-                    let token = trim(token);
+                    let token = trim_ows(token);
                     if token.eq_ignore_ascii_case(b"close") {
                         self.keep_alive = false;
                     } else if token.eq_ignore_ascii_case(b"keep-alive") && self.http10 {
@@ -374,37 +413,26 @@ impl Meta {
         }
         Ok(())
     }
-}
 
-/// `Content-Length = 1*DIGIT` (RFC 9110 §8.6).
-fn parse_content_length(value: &[u8]) -> Result<u64, Error> {
-    let value = trim(value);
-    if value.is_empty() {
-        return Err(Error::ContentLength);
-    }
-    let mut n: u64 = 0;
-    for &b in value {
-        if !b.is_ascii_digit() {
-            return Err(Error::ContentLength);
+    /// The body's framing by RFC 9112 §6.3, for a response with status `code` to a request
+    /// that was (`head_request`) or was not a HEAD.
+    fn framing(&self, code: u16, head_request: bool) -> Framing {
+        if head_request || (100..200).contains(&code) || code == 204 || code == 304 {
+            Framing::Empty
+        } else if let Some(chunked) = self.transfer_chunked {
+            // Rule 3: Transfer-Encoding overrides Content-Length; if chunked is not the final
+            // coding, a response body runs until close (rule 4, response case).
+            if chunked {
+                Framing::Chunked
+            } else {
+                Framing::UntilClose
+            }
+        } else if let Some(n) = self.content_length {
+            Framing::Length(n)
+        } else {
+            Framing::UntilClose
         }
-        n = n
-            .checked_mul(10)
-            .and_then(|n| n.checked_add(u64::from(b - b'0')))
-            .ok_or(Error::ContentLength)?;
     }
-    Ok(n)
-}
-
-fn trim(s: &[u8]) -> &[u8] {
-    let start = s
-        .iter()
-        .position(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(s.len());
-    let end = s
-        .iter()
-        .rposition(|&b| b != b' ' && b != b'\t')
-        .map_or(start, |i| i + 1);
-    &s[start..end]
 }
 
 /// A complete response as the load generator needs it.
@@ -419,7 +447,7 @@ pub struct Done {
 }
 
 /// Where [`ResponseParser`] is inside a response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum State {
     /// Waiting for (the rest of) a head; nothing of it is consumed until it is whole.
     Head,
@@ -428,38 +456,7 @@ enum State {
     /// Body until EOF.
     UntilClose,
     /// Inside a chunked body.
-    Chunk(Chunk),
-}
-
-/// The chunked-coding walker (RFC 9112 §7.1):
-/// ```text
-/// chunked-body = *chunk last-chunk trailer-section CRLF
-/// chunk        = chunk-size [ chunk-ext ] CRLF chunk-data CRLF
-/// chunk-size   = 1*HEXDIG
-/// last-chunk   = 1*("0") [ chunk-ext ] CRLF
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Chunk {
-    /// Reading hex digits; `digits` counts them, `size` accumulates.
-    Size { size: u64, digits: u8 },
-    /// Skipping a chunk extension up to CR.
-    Ext { size: u64 },
-    /// Expecting the LF after a size line.
-    SizeLf { size: u64 },
-    /// `n` data bytes still to come.
-    Data(u64),
-    /// Expecting CR after chunk data.
-    DataCr,
-    /// Expecting LF after chunk data.
-    DataLf,
-    /// At the start of a trailer line (or the final CRLF).
-    TrailerStart,
-    /// Inside a trailer field line, up to CR.
-    TrailerLine,
-    /// Expecting the LF ending a trailer line.
-    TrailerLf,
-    /// Expecting the LF of the final CRLF.
-    EndLf,
+    Chunked(ChunkedDecoder),
 }
 
 /// Incremental parser for a stream of responses on one connection.
@@ -502,7 +499,7 @@ impl ResponseParser {
 
     /// True when the parser is between responses (nothing of the next one consumed).
     pub fn is_idle(&self) -> bool {
-        self.state == State::Head
+        matches!(self.state, State::Head)
     }
 
     /// Parses from `buf`; returns the bytes consumed and, if one ended, the response.
@@ -513,30 +510,19 @@ impl ResponseParser {
         let mut at = 0;
         loop {
             let rest = &buf[at..];
-            match self.state {
+            match &mut self.state {
                 State::Head => {
                     let head = match scan(rest, self.head_request, |_, _| Ok(()))? {
                         Status::Complete(head) => head,
                         Status::Partial => return Ok((at, Status::Partial)),
                     };
                     at += head.len;
-                    if (100..200).contains(&head.code) && head.code != 101 {
-                        // RFC 9110 §15.2: interim responses precede the final one.
-                        continue;
-                    }
-                    self.code = head.code;
-                    self.keep_alive = head.keep_alive;
-                    self.body_len = 0;
-                    match head.framing {
-                        Framing::Empty | Framing::Length(0) => return Ok((at, self.done())),
-                        Framing::Length(n) => self.state = State::Length(n),
-                        Framing::Chunked => {
-                            self.state = State::Chunk(Chunk::Size { size: 0, digits: 0 })
-                        }
-                        Framing::UntilClose => self.state = State::UntilClose,
+                    if self.start(head) {
+                        return Ok((at, self.done()));
                     }
                 }
                 State::Length(n) => {
+                    let n = *n;
                     let take = n.min(rest.len() as u64);
                     at += take as usize;
                     self.body_len += take;
@@ -550,16 +536,37 @@ impl ResponseParser {
                     self.body_len += rest.len() as u64;
                     return Ok((buf.len(), Status::Partial));
                 }
-                State::Chunk(chunk) => {
-                    let (used, finished) = self.walk_chunks(chunk, rest)?;
+                State::Chunked(decoder) => {
+                    let (used, data_len, done) = walk_chunks(decoder, rest)?;
                     at += used;
-                    if finished {
+                    self.body_len += data_len;
+                    if done {
                         return Ok((at, self.done()));
                     }
                     return Ok((at, Status::Partial));
                 }
             }
         }
+    }
+
+    /// Takes in a whole head: skips an interim response, or sets the state its body needs.
+    /// Returns whether the response is already complete (it has no body).
+    fn start(&mut self, head: Scanned<'_>) -> bool {
+        let code = head.line.code;
+        if (100..200).contains(&code) && code != 101 {
+            // RFC 9110 §15.2: interim responses precede the final one.
+            return false;
+        }
+        self.code = code;
+        self.keep_alive = head.keep_alive;
+        self.body_len = 0;
+        self.state = match head.framing {
+            Framing::Empty | Framing::Length(0) => return true,
+            Framing::Length(n) => State::Length(n),
+            Framing::Chunked => State::Chunked(ChunkedDecoder::unbounded()),
+            Framing::UntilClose => State::UntilClose,
+        };
+        false
     }
 
     /// Tells the parser the peer closed the connection; completes a close-delimited body.
@@ -578,7 +585,7 @@ impl ResponseParser {
                     Status::Partial => Ok(None),
                 }
             }
-            State::Length(_) | State::Chunk(_) => {
+            State::Length(_) | State::Chunked(_) => {
                 self.state = State::Head;
                 Err(Error::IncompleteBody)
             }
@@ -598,82 +605,23 @@ impl ResponseParser {
             body_len: self.body_len,
         })
     }
-
-    /// Walks chunk framing over `buf`; returns bytes used and whether the body ended.
-    fn walk_chunks(&mut self, mut st: Chunk, buf: &[u8]) -> Result<(usize, bool), Error> {
-        let mut i = 0;
-        while i < buf.len() {
-            let b = buf[i];
-            st = match st {
-                Chunk::Data(n) => {
-                    let take = n.min((buf.len() - i) as u64);
-                    i += take as usize;
-                    self.body_len += take;
-                    if take == n {
-                        Chunk::DataCr
-                    } else {
-                        Chunk::Data(n - take)
-                    }
-                }
-                _ => {
-                    i += 1;
-                    match step(st, b)? {
-                        Some(next) => next,
-                        None => {
-                            self.state = State::Head;
-                            return Ok((i, true));
-                        }
-                    }
-                }
-            };
-        }
-        self.state = State::Chunk(st);
-        Ok((i, false))
-    }
 }
 
-/// One byte of chunk framing; `None` means the chunked body ended with this byte.
-fn step(st: Chunk, b: u8) -> Result<Option<Chunk>, Error> {
-    Ok(Some(match st {
-        Chunk::Size { size, digits } => match crate::hex_digit(b) {
-            Some(d) if size >> 60 == 0 => Chunk::Size {
-                size: size << 4 | u64::from(d),
-                digits: digits.saturating_add(1),
-            },
-            _ if digits == 0 => return Err(Error::ChunkSize),
-            // RFC 9112 §7.1.1: a chunk-ext starts with optional whitespace then `;`.
-            None if matches!(b, b';' | b' ' | b'\t') => Chunk::Ext { size },
-            None if b == b'\r' => Chunk::SizeLf { size },
-            _ => return Err(Error::ChunkSize),
-        },
-        Chunk::Ext { size } => match b {
-            b'\r' => Chunk::SizeLf { size },
-            b'\n' => return Err(Error::ChunkSize),
-            _ => Chunk::Ext { size },
-        },
-        Chunk::SizeLf { size } => match (b, size) {
-            (b'\n', 0) => Chunk::TrailerStart,
-            (b'\n', n) => Chunk::Data(n),
-            _ => return Err(Error::ChunkSize),
-        },
-        Chunk::Data(_) => unreachable!("data is consumed in bulk by walk_chunks"),
-        Chunk::DataCr if b == b'\r' => Chunk::DataLf,
-        Chunk::DataLf if b == b'\n' => Chunk::Size { size: 0, digits: 0 },
-        Chunk::DataCr | Chunk::DataLf => return Err(Error::ChunkDelimiter),
-        Chunk::TrailerStart => match b {
-            b'\r' => Chunk::EndLf,
-            b'\n' => return Err(Error::Trailer),
-            _ => Chunk::TrailerLine,
-        },
-        Chunk::TrailerLine => match b {
-            b'\r' => Chunk::TrailerLf,
-            b'\n' => return Err(Error::Trailer),
-            _ => Chunk::TrailerLine,
-        },
-        Chunk::TrailerLf if b == b'\n' => Chunk::TrailerStart,
-        Chunk::EndLf if b == b'\n' => return Ok(None),
-        Chunk::TrailerLf | Chunk::EndLf => return Err(Error::Trailer),
-    }))
+/// Runs `decoder` over `buf`: returns the bytes used, the data bytes among them, and whether
+/// the body ended. Data is only counted, never copied.
+fn walk_chunks(decoder: &mut ChunkedDecoder, buf: &[u8]) -> Result<(usize, u64, bool), Error> {
+    let mut used = 0;
+    let mut data_len = 0;
+    // `decode` stops at each chunk's data; every call on a non-empty rest makes progress.
+    while used < buf.len() {
+        let d = decoder.decode(&buf[used..]).map_err(Error::Chunked)?;
+        used += d.consumed;
+        data_len += d.data.len() as u64;
+        if d.done || d.consumed == 0 {
+            return Ok((used, data_len, d.done));
+        }
+    }
+    Ok((used, data_len, false))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Property: parsing a pipelined stream of responses gives the same responses whatever the
 //! points where the stream is split into reads.
 use proptest::prelude::*;
-use twelve_http::response::{Done, ResponseParser, Status};
+use twelve_http::Status;
+use twelve_http::client::{Done, ResponseParser};
 
 /// One response on the wire and what the parser must report for it.
 fn response() -> impl Strategy<Value = (Vec<u8>, Done)> {
