@@ -37,6 +37,7 @@ mod conn;
 mod files;
 mod files_route;
 mod metrics;
+mod metrics_route;
 mod pool;
 mod response;
 mod router;
