@@ -204,7 +204,7 @@ impl Embedded {
         };
         let mut config = twelve_engine::Config::loopback(1);
         config.cpus = CpuList::from_cpus([cpu]);
-        let handle = twelve_engine::Server::new(config, crate::serve::techempower_router())
+        let handle = twelve_engine::Server::new(config, twelve_engine::apps::techempower::router())
             .start()
             .with_context(|| format!("starting the embedded server on CPU {cpu}"))?;
         let url = format!("http://{}/json", handle.local_addrs()[0]);

@@ -1,14 +1,13 @@
-//! `twelve serve`: command-line flags, the TechEmpower endpoints, and the glue to
-//! twelve-engine (start, print the listeners, wait for SIGTERM/SIGINT, drain).
+//! `twelve serve`: command-line flags and the glue to twelve-engine (start the TechEmpower
+//! endpoints of `twelve_engine::apps::techempower`, print the listeners, wait for
+//! SIGTERM/SIGINT, drain).
 use anyhow::{Context, bail};
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use twelve_engine::{
-    Config, Limits, Request, Response, Router, Server, StartError, Steer, Timeouts,
-};
+use twelve_engine::apps::techempower;
+use twelve_engine::{Config, Limits, Server, StartError, Steer, Timeouts};
 use twelve_sys::CpuList;
 
 /// Flags of `twelve serve`.
@@ -84,13 +83,6 @@ pub struct Args {
     no_metrics: bool,
 }
 
-/// The TechEmpower JSON message, serialized by serde_json on every request ("Realistic" rules:
-/// no cached body).
-#[derive(Serialize)]
-struct Message {
-    message: &'static str,
-}
-
 /// Runs `twelve serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = config(&args)?;
@@ -103,8 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         signal_hook::consts::SIGINT,
     ])
     .context("installing the SIGTERM/SIGINT handlers")?;
-    let router = techempower_router();
-    let handle = Server::new(config.clone(), router)
+    let handle = Server::new(config.clone(), techempower::router())
         .start()
         .map_err(|e| start_error(e, &config))?;
     for addr in handle.local_addrs() {
@@ -217,36 +208,10 @@ fn secs(flag: &str, value: f64) -> anyhow::Result<Duration> {
         .with_context(|| format!("{flag} {value}: expected a positive number of seconds"))
 }
 
-/// The TechEmpower endpoints: GET /json (serde_json on every request) and GET /plaintext.
-/// Also for the embedded server of `twelve bench` and `twelve sweep`, so they measure exactly
-/// what `twelve serve` answers.
-pub(crate) fn techempower_router() -> Router {
-    Router::new()
-        .get(
-            "/json",
-            |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
-                res.send_with(200, "application/json", &[], |buf| {
-                    let msg = Message {
-                        message: "Hello, World!",
-                    };
-                    // Writing into a Vec cannot fail.
-                    let _ = serde_json::to_writer(buf, &msg);
-                })
-            },
-        )
-        .get(
-            "/plaintext",
-            |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
-                res.send(200, "text/plain", &[], b"Hello, World!")
-            },
-        )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
-    use std::io::{Read, Write};
 
     #[derive(Parser)]
     struct Cli {
@@ -307,25 +272,5 @@ mod tests {
         assert_eq!(c.metrics_path, None);
         assert_eq!(c.busy_poll_us, Some(50));
         assert_eq!(c.cpus.as_slice(), &[0]);
-    }
-
-    #[test]
-    fn json_is_the_techempower_message() {
-        let config = Config::loopback(1);
-        let server = Server::new(config, techempower_router()).start().unwrap();
-        let mut s = std::net::TcpStream::connect(server.local_addrs()[0]).unwrap();
-        s.write_all(b"GET /json HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        assert!(
-            out.starts_with("HTTP/1.1 200 OK\r\nServer: twelve\r\nDate: "),
-            "{out}"
-        );
-        assert!(out.contains("Content-Type: application/json\r\nContent-Length: 27\r\n"));
-        assert!(
-            out.ends_with("\r\n\r\n{\"message\":\"Hello, World!\"}"),
-            "{out}"
-        );
     }
 }

@@ -1,9 +1,11 @@
 //! A minimal twelve-engine server: `cargo run -p twelve-engine --example hello [ADDR] [ROOT]`.
 //!
-//! Serves `GET /hello`, `POST /echo` (the request body back), `/metrics`, and static files
-//! from ROOT when given; one pinned worker per online CPU. Stop it with Ctrl-C (the default
+//! Serves `GET /hello`, `POST /echo` (the request body back), the TechEmpower `GET /json` and
+//! `GET /plaintext` of `twelve serve`, `/metrics`, and static files from ROOT when given; one
+//! pinned worker per online CPU. Stop it with Ctrl-C (the default
 //! SIGINT action; `twelve serve` drains gracefully instead).
 
+use twelve_engine::apps::techempower;
 use twelve_engine::{Config, Router, Server};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -14,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         root: args.next().map(Into::into),
         ..Config::default()
     };
-    let router = Router::new()
+    let router = techempower::add_routes(Router::new())
         .get("/hello", |_req, _body, res| {
             res.send(200, "text/plain", &[], b"Hello, World!\n")
         })

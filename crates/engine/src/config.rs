@@ -93,7 +93,9 @@ pub struct Config {
     /// `SO_BUSY_POLL` microseconds on every listener (inherited by accepted sockets); a no-op
     /// on loopback, which has no NAPI ID.
     pub busy_poll_us: Option<u32>,
-    /// Path answering Prometheus text metrics (`GET`/`HEAD`); `None` turns it off.
+    /// Path answering Prometheus text metrics (`GET`/`HEAD`); `None` turns it off. The server
+    /// adds it to the router as an ordinary route when it starts, in place of any `GET`/`HEAD`
+    /// handler the router has on that path.
     pub metrics_path: Option<String>,
     /// Directory of static files served for `GET`/`HEAD` requests no route matched.
     pub root: Option<PathBuf>,

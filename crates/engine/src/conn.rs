@@ -10,7 +10,7 @@
 //! (`Linger`: read and discard until EOF or the linger timeout, RFC 9112 §9.6), then closes.
 
 use crate::config::Timeouts;
-use crate::metrics::{MetricsSnapshot, TimeoutKind, WorkerMetrics};
+use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
 use crate::pool::Pool;
 use crate::response::{FileBody, Response, may_continue};
 use crate::router::Router;
@@ -37,10 +37,9 @@ pub(crate) struct Ctx {
     pub(crate) router: Arc<Router>,
     pub(crate) limits: Limits,
     pub(crate) timeouts: TimeoutsMs,
-    pub(crate) all_metrics: Arc<Vec<(usize, WorkerMetrics)>>,
+    pub(crate) all_metrics: Arc<ServerMetrics>,
     /// This worker's index in `all_metrics`.
     pub(crate) me: usize,
-    pub(crate) metrics_path: Option<String>,
     /// Set once shutdown began: every response closes its connection.
     pub(crate) draining: bool,
     pub(crate) high_water: usize,
@@ -52,7 +51,7 @@ pub(crate) struct Ctx {
 impl Ctx {
     #[inline]
     pub(crate) fn metrics(&self) -> &WorkerMetrics {
-        &self.all_metrics[self.me].1
+        self.all_metrics.worker(self.me)
     }
 }
 
@@ -644,27 +643,15 @@ fn dispatch(
     file: &mut Option<FileBody>,
     ctx: &mut Ctx,
 ) -> Closing {
-    ctx.all_metrics[ctx.me].1.requests.inc();
+    let metrics = ctx.all_metrics.worker(ctx.me);
+    metrics.requests.inc();
     let mut res = Response::new(write, &mut ctx.scratch, file, req, ctx.draining);
-    let is_metrics = ctx.metrics_path.as_deref() == Some(req.path)
-        && matches!(
-            req.method,
-            twelve_http::Method::Get | twelve_http::Method::Head
-        );
-    if is_metrics {
-        let workers: Vec<(usize, &WorkerMetrics)> =
-            ctx.all_metrics.iter().map(|(c, m)| (*c, m)).collect();
-        let mut text = String::new();
-        MetricsSnapshot::collect(&workers).write_prometheus(&mut text);
-        res.send(200, "text/plain; version=0.0.4", &[], text.as_bytes());
-    } else {
-        // A panicking handler costs its request (500, then close), not the worker and every
-        // connection it holds. Free when nothing panics; moot under `panic = "abort"`.
-        let router = &ctx.router;
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            router.dispatch(req, body, &mut res)
-        }));
-    }
+    // A panicking handler costs its request (500, then close), not the worker and every
+    // connection it holds. Free when nothing panics; moot under `panic = "abort"`.
+    let router = &ctx.router;
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        router.dispatch(req, body, &mut res)
+    }));
     if res.status().is_none() {
         res.close();
         res.send(
@@ -676,7 +663,7 @@ fn dispatch(
     }
     let status = res.status().unwrap_or(500);
     let close = res.will_close();
-    ctx.all_metrics[ctx.me].1.response(status);
+    metrics.response(status);
     match (close, req.keep_alive) {
         (false, _) => Closing::No,
         (true, false) => Closing::Asked,

@@ -1,9 +1,11 @@
 //! Unit tests of the connection state machine: bytes in, bytes out, on a fake clock.
 
 use super::*;
-use crate::metrics::WorkerMetrics;
 
+/// A context whose router also has the `/metrics` route, registered as the server does.
 pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {
+    let all_metrics = Arc::new(ServerMetrics::new(&[0]));
+    let router = crate::metrics_route::add_metrics_route(router, "/metrics", &all_metrics);
     Ctx {
         router: Arc::new(router),
         limits,
@@ -14,9 +16,8 @@ pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {
             send: 3_000,
             linger: 2_000,
         },
-        all_metrics: Arc::new(vec![(0, WorkerMetrics::default())]),
+        all_metrics,
         me: 0,
-        metrics_path: Some("/metrics".into()),
         draining: false,
         high_water: 64 * 1024,
         pool: Pool::new(16 * 1024, 64),

@@ -31,12 +31,14 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod apps;
 mod backend;
 mod config;
 mod conn;
 mod files;
 mod files_route;
 mod metrics;
+mod metrics_route;
 mod pool;
 mod response;
 mod router;

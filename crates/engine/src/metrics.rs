@@ -109,6 +109,46 @@ impl WorkerMetrics {
     }
 }
 
+/// One worker's counters and the CPU it runs on.
+#[derive(Debug)]
+struct PinnedMetrics {
+    cpu: usize,
+    counters: WorkerMetrics,
+}
+
+/// Every worker's counters, in worker order, shared through an `Arc` by the workers (each
+/// writes only its own entry), the `/metrics` route and
+/// [`ServerHandle::metrics`](crate::ServerHandle::metrics), which read them all.
+#[derive(Debug)]
+pub(crate) struct ServerMetrics {
+    workers: Vec<PinnedMetrics>,
+}
+
+impl ServerMetrics {
+    /// Zeroed counters for workers on `cpus`, in that order.
+    pub(crate) fn new(cpus: &[usize]) -> Self {
+        let workers = cpus
+            .iter()
+            .map(|&cpu| PinnedMetrics {
+                cpu,
+                counters: WorkerMetrics::default(),
+            })
+            .collect();
+        Self { workers }
+    }
+
+    /// Worker `i`'s counters.
+    #[inline]
+    pub(crate) fn worker(&self, i: usize) -> &WorkerMetrics {
+        &self.workers[i].counters
+    }
+
+    /// Sums every worker's counters now (lock-free reads).
+    pub(crate) fn snapshot(&self) -> MetricsSnapshot {
+        MetricsSnapshot::collect(self.workers.iter().map(|w| (w.cpu, &w.counters)))
+    }
+}
+
 /// A point-in-time sum of every worker's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MetricsSnapshot {
@@ -144,8 +184,10 @@ pub struct MetricsSnapshot {
 }
 
 impl MetricsSnapshot {
-    /// Sums the counters of all workers.
-    pub(crate) fn collect(workers: &[(usize, &WorkerMetrics)]) -> Self {
+    /// Sums the counters of all workers, given as (CPU, counters).
+    pub(crate) fn collect<'a>(
+        workers: impl IntoIterator<Item = (usize, &'a WorkerMetrics)>,
+    ) -> Self {
         let mut s = Self::default();
         let mut parse = [0u64; PARSE_SLOTS];
         for (cpu, w) in workers {
@@ -168,7 +210,7 @@ impl MetricsSnapshot {
             for (i, c) in w.parse_errors.iter().enumerate() {
                 parse[i] += c.get();
             }
-            s.per_worker.push((*cpu, w.accepts.get(), w.requests.get()));
+            s.per_worker.push((cpu, w.accepts.get(), w.requests.get()));
         }
         for (i, n) in parse.iter().enumerate() {
             if *n > 0 {
@@ -275,7 +317,7 @@ mod tests {
         b.response(404);
         b.parse_error(ParseError::BareLf);
         b.timeout(TimeoutKind::Send);
-        let s = MetricsSnapshot::collect(&[(0, &a), (1, &b)]);
+        let s = MetricsSnapshot::collect([(0, &a), (1, &b)]);
         assert_eq!(s.requests, 4);
         assert_eq!(s.responses_by_class, [0, 0, 1, 0, 1, 0]);
         assert_eq!(s.parse_errors, vec![("BareLf".to_owned(), 1)]);
@@ -289,7 +331,7 @@ mod tests {
         a.requests.add(7);
         a.parse_error(ParseError::MissingHost);
         let mut out = String::new();
-        MetricsSnapshot::collect(&[(0, &a)]).write_prometheus(&mut out);
+        MetricsSnapshot::collect([(0, &a)]).write_prometheus(&mut out);
         assert!(out.contains("\ntwelve_requests_total 7\n"));
         assert!(out.contains("twelve_parse_errors_total{kind=\"MissingHost\"} 1\n"));
         assert!(

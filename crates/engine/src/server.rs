@@ -4,7 +4,8 @@
 use crate::backend::epoll::{self, WorkerSetup};
 use crate::config::{Config, Steer};
 use crate::conn::{Ctx, TimeoutsMs};
-use crate::metrics::{MetricsSnapshot, WorkerMetrics};
+use crate::metrics::{MetricsSnapshot, ServerMetrics};
+use crate::metrics_route::add_metrics_route;
 use crate::pool::Pool;
 use crate::router::Router;
 use std::fmt;
@@ -145,28 +146,10 @@ impl Server {
     }
 
     fn start_inner(self, inherited: Option<Vec<Vec<OwnedFd>>>) -> Result<ServerHandle, StartError> {
-        let Self { config, mut router } = self;
+        let Self { config, router } = self;
         let cpus = config.cpus.as_slice().to_vec();
-        if cpus.is_empty() {
-            return Err(StartError::NoCpus);
-        }
-        if config.listen.is_empty() && inherited.is_none() {
-            return Err(StartError::NoListenAddress);
-        }
-        if config.steer == Steer::Cbpf && cpus.iter().enumerate().any(|(i, c)| i != *c) {
-            return Err(StartError::CbpfNeedsCpusFromZero);
-        }
-        if let Some(root) = &config.root {
-            // Static files answer what no route matched (unless the router has a fallback).
-            let files =
-                crate::files::StaticFiles::open(root).map_err(|source| StartError::Root {
-                    path: root.clone(),
-                    source,
-                })?;
-            if !router.has_fallback() {
-                router = router.fallback_with(crate::files_route::FilesHandler(files));
-            }
-        }
+        check(&config, &cpus, inherited.is_some())?;
+        let router = with_static_files(router, &config)?;
         // More descriptors than the default 1024 are needed for any real load; best effort.
         let _ = twelve_sys::net::raise_nofile_limit();
         let (listeners, addrs) = match inherited {
@@ -176,76 +159,65 @@ impl Server {
         // The handle keeps its own descriptors of the sockets until shutdown, to hand them on.
         let held =
             dup_all(&listeners).map_err(|source| StartError::Inherited { worker: 0, source })?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let metrics: Arc<Vec<(usize, WorkerMetrics)>> = Arc::new(
-            cpus.iter()
-                .map(|&c| (c, WorkerMetrics::default()))
-                .collect(),
-        );
-        let router = Arc::new(router);
+        let metrics = Arc::new(ServerMetrics::new(&cpus));
+        let router = match &config.metrics_path {
+            Some(path) => add_metrics_route(router, path, &metrics),
+            None => router,
+        };
+        let shared = Shared {
+            config: &config,
+            stop: Arc::new(AtomicBool::new(false)),
+            router: Arc::new(router),
+            metrics,
+        };
         let (tx, rx) = std::sync::mpsc::channel();
-        let mut threads = Vec::new();
-        let mut wakers = Vec::new();
-        for (i, (cpu, mine)) in cpus.iter().copied().zip(listeners).enumerate() {
-            let wake = rustix::event::eventfd(
-                0,
-                rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
-            )
-            .map(Arc::new)
-            .map_err(|e| StartError::Worker {
-                cpu,
-                source: e.into(),
-            })?;
-            wakers.push(wake.clone());
-            let shared = Shared {
-                config: &config,
-                stop: &stop,
-                router: &router,
-                metrics: &metrics,
-            };
-            let setup = shared.worker(i, cpu, mine, wake);
-            match spawn_worker(setup, tx.clone()) {
-                Ok(t) => threads.push(t),
-                Err(source) => {
-                    // Stop the workers already started before reporting.
-                    stop_workers(&stop, &wakers);
-                    threads.into_iter().for_each(|t| drop(t.join()));
-                    return Err(StartError::Worker { cpu, source });
-                }
-            }
-        }
-        drop(tx);
+        let started = shared.spawn_workers(&cpus, listeners, tx)?;
         let handle = ServerHandle {
             addrs,
             cpus,
-            threads,
-            wakers,
-            stop,
-            metrics,
+            threads: started.threads,
+            wakers: started.wakers,
+            stop: shared.stop,
+            metrics: shared.metrics,
             held: std::sync::Mutex::new(held),
         };
-        let mut ready = Vec::new();
-        for _ in 0..handle.threads.len() {
-            let (cpu, source) = match rx.recv() {
-                Ok((cpu, Ok(()))) => {
-                    ready.push(cpu);
-                    continue;
-                }
-                Ok((cpu, Err(source))) => (cpu, source),
-                // Every sender is gone: a worker died (panicked) before reporting.
-                Err(_) => {
-                    let cpu = handle.cpus.iter().copied().find(|c| !ready.contains(c));
-                    let source = std::io::Error::other("worker exited while starting");
-                    (cpu.unwrap_or(0), source)
-                }
-            };
-            handle.shutdown();
-            handle.join();
-            return Err(StartError::Worker { cpu, source });
-        }
-        Ok(handle)
+        handle.await_ready(&rx)
     }
 }
+
+/// Rejects a configuration no worker could start with.
+fn check(config: &Config, cpus: &[usize], inherited: bool) -> Result<(), StartError> {
+    if cpus.is_empty() {
+        return Err(StartError::NoCpus);
+    }
+    if config.listen.is_empty() && !inherited {
+        return Err(StartError::NoListenAddress);
+    }
+    if config.steer == Steer::Cbpf && cpus.iter().enumerate().any(|(i, c)| i != *c) {
+        return Err(StartError::CbpfNeedsCpusFromZero);
+    }
+    Ok(())
+}
+
+/// With `Config::root`, static files answer what no route matched (unless the router has a
+/// fallback of its own).
+fn with_static_files(router: Router, config: &Config) -> Result<Router, StartError> {
+    let Some(root) = &config.root else {
+        return Ok(router);
+    };
+    let files = crate::files::StaticFiles::open(root).map_err(|source| StartError::Root {
+        path: root.clone(),
+        source,
+    })?;
+    Ok(if router.has_fallback() {
+        router
+    } else {
+        router.fallback_with(crate::files_route::FilesHandler(files))
+    })
+}
+
+/// A worker's readiness report: its CPU, and whether it could pin itself and set up.
+type ReadySender = std::sync::mpsc::Sender<(usize, std::io::Result<()>)>;
 
 /// Sets the stop flag and wakes every worker through its eventfd.
 fn stop_workers(stop: &AtomicBool, wakers: &[Arc<OwnedFd>]) {
@@ -256,15 +228,54 @@ fn stop_workers(stop: &AtomicBool, wakers: &[Arc<OwnedFd>]) {
     }
 }
 
+/// The started workers' threads and wake-up eventfds, in worker order.
+struct Started {
+    threads: Vec<JoinHandle<()>>,
+    wakers: Vec<Arc<OwnedFd>>,
+}
+
 /// What every worker's setup is made from.
 struct Shared<'a> {
     config: &'a Config,
-    stop: &'a Arc<AtomicBool>,
-    router: &'a Arc<Router>,
-    metrics: &'a Arc<Vec<(usize, WorkerMetrics)>>,
+    stop: Arc<AtomicBool>,
+    router: Arc<Router>,
+    metrics: Arc<ServerMetrics>,
 }
 
 impl Shared<'_> {
+    /// Starts one worker per CPU of `cpus`, worker *i* with `listeners[i]`, each reporting
+    /// readiness on `tx`. Returns their threads and wake-up eventfds; on a failure, stops the
+    /// workers already started before reporting it.
+    fn spawn_workers(
+        &self,
+        cpus: &[usize],
+        listeners: Vec<Vec<OwnedFd>>,
+        tx: ReadySender,
+    ) -> Result<Started, StartError> {
+        let mut threads = Vec::new();
+        let mut wakers = Vec::new();
+        for (i, (cpu, mine)) in cpus.iter().copied().zip(listeners).enumerate() {
+            let flags =
+                rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK;
+            let started = rustix::event::eventfd(0, flags)
+                .map(Arc::new)
+                .map_err(std::io::Error::from)
+                .and_then(|wake| {
+                    wakers.push(wake.clone());
+                    spawn_worker(self.worker(i, cpu, mine, wake), tx.clone())
+                });
+            match started {
+                Ok(t) => threads.push(t),
+                Err(source) => {
+                    stop_workers(&self.stop, &wakers);
+                    threads.into_iter().for_each(|t| drop(t.join()));
+                    return Err(StartError::Worker { cpu, source });
+                }
+            }
+        }
+        Ok(Started { threads, wakers })
+    }
+
     /// Worker `i`'s setup. Allocates nothing on the heap: the worker does that once pinned.
     fn worker(
         &self,
@@ -285,7 +296,6 @@ impl Shared<'_> {
                 timeouts: TimeoutsMs::from(&config.timeouts),
                 all_metrics: self.metrics.clone(),
                 me: i,
-                metrics_path: config.metrics_path.clone(),
                 draining: false,
                 high_water: config.write_high_water,
                 pool: Pool::new(BUFFER_BYTES, POOLED_BUFFERS),
@@ -300,10 +310,7 @@ impl Shared<'_> {
 }
 
 /// Starts a worker thread: it pins itself, then reports readiness (or the failure) on `tx`.
-fn spawn_worker(
-    setup: WorkerSetup,
-    tx: std::sync::mpsc::Sender<(usize, std::io::Result<()>)>,
-) -> std::io::Result<JoinHandle<()>> {
+fn spawn_worker(setup: WorkerSetup, tx: ReadySender) -> std::io::Result<JoinHandle<()>> {
     let cpu = setup.cpu;
     std::thread::Builder::new()
         .name(format!("twelve-w{cpu}"))
@@ -419,7 +426,7 @@ pub struct ServerHandle {
     threads: Vec<JoinHandle<()>>,
     wakers: Vec<Arc<OwnedFd>>,
     stop: Arc<AtomicBool>,
-    metrics: Arc<Vec<(usize, WorkerMetrics)>>,
+    metrics: Arc<ServerMetrics>,
     /// Duplicates of every worker's listeners, for [`ServerHandle::listener_dups`]; emptied by
     /// [`ServerHandle::shutdown`] so that the workers' close really closes the sockets.
     held: std::sync::Mutex<Vec<Vec<OwnedFd>>>,
@@ -450,9 +457,7 @@ impl ServerHandle {
 
     /// Sums every worker's counters now (lock-free reads).
     pub fn metrics(&self) -> MetricsSnapshot {
-        let workers: Vec<(usize, &WorkerMetrics)> =
-            self.metrics.iter().map(|(c, m)| (*c, m)).collect();
-        MetricsSnapshot::collect(&workers)
+        self.metrics.snapshot()
     }
 
     /// Begins a graceful shutdown and returns at once: workers stop accepting, answer what is
@@ -462,6 +467,34 @@ impl ServerHandle {
         // Drop our duplicates first: the workers' close must be the last one.
         self.held.lock().unwrap_or_else(|e| e.into_inner()).clear();
         stop_workers(&self.stop, &self.wakers);
+    }
+
+    /// Waits for every worker's readiness report; if one failed (or died before reporting),
+    /// stops them all and returns its failure.
+    fn await_ready(
+        self,
+        rx: &std::sync::mpsc::Receiver<(usize, std::io::Result<()>)>,
+    ) -> Result<Self, StartError> {
+        let mut ready = Vec::new();
+        for _ in 0..self.threads.len() {
+            let (cpu, source) = match rx.recv() {
+                Ok((cpu, Ok(()))) => {
+                    ready.push(cpu);
+                    continue;
+                }
+                Ok((cpu, Err(source))) => (cpu, source),
+                // Every sender is gone: a worker died (panicked) before reporting.
+                Err(_) => {
+                    let cpu = self.cpus.iter().copied().find(|c| !ready.contains(c));
+                    let source = std::io::Error::other("worker exited while starting");
+                    (cpu.unwrap_or(0), source)
+                }
+            };
+            self.shutdown();
+            self.join();
+            return Err(StartError::Worker { cpu, source });
+        }
+        Ok(self)
     }
 
     /// Waits for every worker to exit (after [`ServerHandle::shutdown`], or forever).

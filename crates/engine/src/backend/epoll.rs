@@ -13,7 +13,7 @@
 //! send, a file body, a shutdown) goes through [`pump`] as a lone connection would. Where
 //! io_uring is unavailable every connection goes through [`pump`].
 
-use super::{Io, Verdict, pump};
+use super::{Io, Received, Sent, Verdict, after_recv, after_send, pump, reads_first};
 use crate::conn::{Conn, Ctx, Phase};
 use crate::metrics::WorkerMetrics;
 use crate::timer::{Entry, Wheel};
@@ -322,18 +322,42 @@ impl Worker {
 
     /// One batched `recv` for every connection that reads, the requests answered, one batched
     /// `send` of every response, then [`pump`] for whatever is left (usually nothing, and no
-    /// syscall). Each step applies a result exactly as [`pump`]'s own `recv`/`send` would.
+    /// syscall). Each result is applied by the rules `pump` applies its own with
+    /// ([`after_recv`], [`after_send`]).
     fn drive_batch(&mut self, batch: &mut Batch, ready: &[(u64, bool)], now: u64) {
+        let mut finish = std::mem::take(&mut self.finish);
+        self.batch_recv(batch, ready, now, &mut finish);
+        self.batch_send(batch, &finish, now);
+        for &(token, read_again) in &finish {
+            // What `pump` would conclude, without running it: keep waiting.
+            if !read_again && self.slab.get(token).is_some_and(|l| l.conn.settled()) {
+                self.sync_timer(token);
+            } else {
+                self.drive(token, read_again, now);
+            }
+        }
+        finish.clear();
+        self.finish = finish;
+    }
+
+    /// The batch's `recv`s: one for each ready connection that reads first (see
+    /// [`reads_first`]). Pushes every connection still open to `finish`, with whether
+    /// [`pump`] must read again; a failed socket is closed here.
+    fn batch_recv(
+        &mut self,
+        batch: &mut Batch,
+        ready: &[(u64, bool)],
+        now: u64,
+        finish: &mut Vec<(u64, bool)>,
+    ) {
         let mut ops = std::mem::take(&mut self.ops);
         let mut tokens = std::mem::take(&mut self.op_tokens);
-        let mut finish = std::mem::take(&mut self.finish);
         let ctx = &mut self.setup.ctx;
         for &(token, readable) in ready {
             let Some(live) = self.slab.get(token) else {
                 continue;
             };
-            if (readable || live.conn.unread)
-                && live.conn.phase() != Phase::Closed
+            if reads_first(&live.conn, readable)
                 && let Some(buf) = live.conn.lend_read(ctx)
             {
                 tokens.push((token, buf.capacity() - buf.len()));
@@ -344,41 +368,31 @@ impl Worker {
         }
         batch.recv(&mut ops);
         for (op, &(token, space)) in ops.drain(..).zip(&tokens) {
-            let ctx = &mut self.setup.ctx;
             let Some(live) = self.slab.get(token) else {
                 continue;
             };
-            let conn = &mut live.conn;
-            conn.restore_read(op.buf);
-            let read_again = match op.result {
-                Ok(0) => {
-                    conn.on_eof(ctx);
-                    false
-                }
-                Ok(n) => {
-                    conn.on_read(n, now, ctx);
-                    // A full buffer: more may be queued (see `pump`'s short-read rule).
-                    let full = n >= space;
-                    if !full {
-                        conn.drained(ctx);
-                    }
-                    full
-                }
-                Err(Errno::INTR) => true,
-                Err(Errno::AGAIN) => {
-                    conn.drained(ctx);
-                    false
-                }
-                Err(_) => {
+            live.conn.restore_read(op.buf);
+            let ctx = &mut self.setup.ctx;
+            match after_recv(&mut live.conn, op.result, space, now, ctx) {
+                Received::More => finish.push((token, true)),
+                Received::Done => finish.push((token, false)),
+                Received::Failed => {
                     self.metrics().resets.inc();
                     self.close(token);
-                    continue;
                 }
-            };
-            finish.push((token, read_again));
+            }
         }
         tokens.clear();
-        for &(token, _) in &finish {
+        (self.ops, self.op_tokens) = (ops, tokens);
+    }
+
+    /// The batch's `send`s: one for each connection of `finish` with response bytes due.
+    /// What a send leaves (a partial send, EAGAIN, a file body) is `pump`'s; a failed socket
+    /// is closed here.
+    fn batch_send(&mut self, batch: &mut Batch, finish: &[(u64, bool)], now: u64) {
+        let mut ops = std::mem::take(&mut self.ops);
+        let mut tokens = std::mem::take(&mut self.op_tokens);
+        for &(token, _) in finish {
             // A closed connection (timed out) sends nothing more, as in `pump`.
             if let Some(live) = self.slab.get(token)
                 && live.conn.phase() != Phase::Closed
@@ -394,26 +408,16 @@ impl Worker {
                 continue;
             };
             live.conn.restore_write(op.buf);
-            match op.result {
-                Ok(n) => live.conn.on_sent(n, now, &mut self.setup.ctx),
-                Err(Errno::INTR | Errno::AGAIN) => {}
-                Err(_) => {
+            match after_send(&mut live.conn, op.result, now, &mut self.setup.ctx) {
+                Sent::More | Sent::Blocked | Sent::Truncated => {}
+                Sent::Failed => {
                     self.metrics().resets.inc();
                     self.close(token);
                 }
             }
         }
         tokens.clear();
-        for &(token, read_again) in &finish {
-            // What `pump` would conclude, without running it: keep waiting.
-            if !read_again && self.slab.get(token).is_some_and(|l| l.conn.settled()) {
-                self.sync_timer(token);
-            } else {
-                self.drive(token, read_again, now);
-            }
-        }
-        finish.clear();
-        (self.ops, self.op_tokens, self.finish) = (ops, tokens, finish);
+        (self.ops, self.op_tokens) = (ops, tokens);
     }
 
     /// Runs one connection and applies the verdict.

@@ -61,29 +61,28 @@ pub(crate) fn pump(
         // Timed out (send, keep-alive, linger): nothing more goes out, even if writable now.
         return Verdict::Close;
     }
-    let mut read = readable || conn.unread;
+    let mut read = reads_first(conn, readable);
     loop {
         if read && !read_all(conn, io, now_ms, ctx) {
             return Verdict::Reset;
         }
         loop {
-            let result = match conn.output() {
-                Output::Bytes(b) => io.send(b).map(|n| (n, false)),
-                Output::File(f, offset, len) => io
-                    .sendfile(f, offset, len.min(SENDFILE_CHUNK))
-                    .map(|n| (n, true)),
+            let sent = match conn.output() {
+                Output::Bytes(b) => {
+                    let result = io.send(b);
+                    after_send(conn, result, now_ms, ctx)
+                }
+                Output::File(f, offset, len) => {
+                    let result = io.sendfile(f, offset, len.min(SENDFILE_CHUNK));
+                    after_sendfile(conn, result, now_ms, ctx)
+                }
                 Output::Nothing => break,
             };
-            match result {
-                Ok((0, true)) => {
-                    conn.file_failed();
-                    return Verdict::Close;
-                }
-                Ok((n, false)) => conn.on_sent(n, now_ms, ctx),
-                Ok((n, true)) => conn.on_file_sent(n, now_ms, ctx),
-                Err(Errno::INTR) => {}
-                Err(Errno::AGAIN) => return Verdict::Open,
-                Err(_) => return Verdict::Reset,
+            match sent {
+                Sent::More => {}
+                Sent::Blocked => return Verdict::Open,
+                Sent::Truncated => return Verdict::Close,
+                Sent::Failed => return Verdict::Reset,
             }
         }
         if conn.after_flush(now_ms, ctx) {
@@ -115,25 +114,122 @@ fn read_all(conn: &mut Conn, io: &mut impl Io, now_ms: u64, ctx: &mut Ctx) -> bo
             return true;
         };
         let space = buf.capacity() - buf.len();
-        match io.recv(buf) {
-            Ok(0) => {
-                conn.on_eof(ctx);
-                return true;
-            }
-            Ok(n) => {
-                conn.on_read(n, now_ms, ctx);
-                if n < space {
-                    conn.drained(ctx);
-                    return true;
-                }
-            }
-            Err(Errno::INTR) => {}
-            Err(Errno::AGAIN) => {
-                conn.drained(ctx);
-                return true;
-            }
-            Err(_) => return false,
+        let result = io.recv(buf);
+        match after_recv(conn, result, space, now_ms, ctx) {
+            Received::More => {}
+            Received::Done => return true,
+            Received::Failed => return false,
         }
+    }
+}
+
+// The rules below are the one reading of a `recv`/`send` result, for `pump` and for the
+// epoll backend's batches (whose results come from io_uring instead of a syscall of their
+// own): a batch applies a result exactly as `pump` would.
+
+/// Whether a run of `conn` begins by reading: the socket said so, or the connection stopped
+/// reading early (backpressure) and must catch up. A closed (timed-out) connection neither
+/// reads nor sends again.
+pub(crate) fn reads_first(conn: &Conn, readable: bool) -> bool {
+    conn.phase() != Phase::Closed && (readable || conn.unread)
+}
+
+/// What a `recv` result means for the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Received {
+    /// Read again: the buffer filled (more may be queued), or the call was interrupted.
+    More,
+    /// Stop reading: the socket is drained (see `pump` on short reads) or at EOF.
+    Done,
+    /// The socket failed: close it and count a reset.
+    Failed,
+}
+
+/// Applies the result of a `recv` that was offered `space` bytes of read buffer.
+pub(crate) fn after_recv(
+    conn: &mut Conn,
+    result: Result<usize, Errno>,
+    space: usize,
+    now_ms: u64,
+    ctx: &mut Ctx,
+) -> Received {
+    match result {
+        Ok(0) => {
+            conn.on_eof(ctx);
+            Received::Done
+        }
+        Ok(n) => {
+            conn.on_read(n, now_ms, ctx);
+            if n < space {
+                conn.drained(ctx);
+                Received::Done
+            } else {
+                Received::More
+            }
+        }
+        Err(Errno::INTR) => Received::More,
+        Err(Errno::AGAIN) => {
+            conn.drained(ctx);
+            Received::Done
+        }
+        Err(_) => Received::Failed,
+    }
+}
+
+/// What a `send` or `sendfile` result means for the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// Send what remains: bytes went out, or the call was interrupted.
+    More,
+    /// The socket buffer is full (EAGAIN): wait for the `EPOLLOUT` edge.
+    Blocked,
+    /// The file ended before the promised length: close.
+    Truncated,
+    /// The socket failed: close it and count a reset.
+    Failed,
+}
+
+/// Applies the result of a `send` of [`Output::Bytes`].
+pub(crate) fn after_send(
+    conn: &mut Conn,
+    result: Result<usize, Errno>,
+    now_ms: u64,
+    ctx: &mut Ctx,
+) -> Sent {
+    match result {
+        Ok(n) => {
+            conn.on_sent(n, now_ms, ctx);
+            Sent::More
+        }
+        Err(e) => send_error(e),
+    }
+}
+
+/// Applies the result of a `sendfile` of [`Output::File`].
+fn after_sendfile(
+    conn: &mut Conn,
+    result: Result<usize, Errno>,
+    now_ms: u64,
+    ctx: &mut Ctx,
+) -> Sent {
+    match result {
+        Ok(0) => {
+            conn.file_failed();
+            Sent::Truncated
+        }
+        Ok(n) => {
+            conn.on_file_sent(n, now_ms, ctx);
+            Sent::More
+        }
+        Err(e) => send_error(e),
+    }
+}
+
+fn send_error(e: Errno) -> Sent {
+    match e {
+        Errno::INTR => Sent::More,
+        Errno::AGAIN => Sent::Blocked,
+        _ => Sent::Failed,
     }
 }
 

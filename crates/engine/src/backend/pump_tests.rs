@@ -188,3 +188,64 @@ fn a_send_timeout_closes_even_if_the_socket_became_writable() {
     assert_eq!(pump(&mut c, &mut io, false, 5_000, &mut x), Verdict::Close);
     assert!(io.sent.is_empty());
 }
+
+/// [`after_recv`] on a fresh connection whose `recv` got `result` (bytes appended to its read
+/// buffer) and was offered `spare` bytes more than it received.
+fn recv_rule(result: Result<&[u8], Errno>, spare: usize) -> Received {
+    let (mut conn, mut ctx) = (Conn::new(0), ctx());
+    let buf = conn.read_buf(&mut ctx).expect("reading");
+    let result = result.map(|bytes| {
+        buf.extend_from_slice(bytes);
+        bytes.len()
+    });
+    let space = result.unwrap_or(0) + spare;
+    after_recv(&mut conn, result, space, 0, &mut ctx)
+}
+
+macro_rules! recv_rule {
+    ($($name:ident: $result:expr, $spare:expr => $want:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_eq!(recv_rule($result, $spare), $want);
+        }
+    )*};
+}
+
+recv_rule! {
+    recv_eof_stops_reading: Ok(b""), 100 => Received::Done;
+    recv_short_read_stops_reading: Ok(GET), 1 => Received::Done;
+    recv_full_buffer_reads_again: Ok(GET), 0 => Received::More;
+    recv_eintr_reads_again: Err(Errno::INTR), 100 => Received::More;
+    recv_eagain_stops_reading: Err(Errno::AGAIN), 100 => Received::Done;
+    recv_reset_fails: Err(Errno::CONNRESET), 100 => Received::Failed;
+}
+
+/// [`after_send`] (or, with `file`, [`after_sendfile`]) of `result` on a fresh connection.
+fn send_rule(file: bool, result: Result<usize, Errno>) -> Sent {
+    let (mut conn, mut ctx) = (Conn::new(0), ctx());
+    if file {
+        after_sendfile(&mut conn, result, 0, &mut ctx)
+    } else {
+        after_send(&mut conn, result, 0, &mut ctx)
+    }
+}
+
+macro_rules! send_rule {
+    ($($name:ident: $file:expr, $result:expr => $want:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_eq!(send_rule($file, $result), $want);
+        }
+    )*};
+}
+
+send_rule! {
+    send_ok_sends_again: false, Ok(0) => Sent::More;
+    send_eintr_sends_again: false, Err(Errno::INTR) => Sent::More;
+    send_eagain_waits_for_epollout: false, Err(Errno::AGAIN) => Sent::Blocked;
+    send_epipe_fails: false, Err(Errno::PIPE) => Sent::Failed;
+    sendfile_progress_sends_again: true, Ok(10) => Sent::More;
+    sendfile_of_nothing_is_a_truncated_file: true, Ok(0) => Sent::Truncated;
+    sendfile_eagain_waits_for_epollout: true, Err(Errno::AGAIN) => Sent::Blocked;
+    sendfile_reset_fails: true, Err(Errno::CONNRESET) => Sent::Failed;
+}

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use twelve_engine::apps::techempower;
 use twelve_engine::{
     Config, Limits, Method, MetricsSnapshot, Request, Response, Router, Server, ServerHandle,
     Timeouts,
@@ -92,9 +93,10 @@ fn text(res: &mut Response<'_>, body: &[u8]) {
 }
 
 /// The routes rows rely on: `GET /` ("root"), `GET /x` ("x"), `POST /echo` (the body back),
-/// `GET /json`, `POST /api` (parses a JSON body, 47q); static files for everything else.
+/// `POST /api` (parses a JSON body, 47q), the TechEmpower `GET /json` and `GET /plaintext`
+/// that `twelve serve` answers; static files for everything else.
 pub fn router() -> Router {
-    Router::new()
+    techempower::add_routes(Router::new())
         .get(
             "/",
             |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| text(res, b"root"),
@@ -107,17 +109,6 @@ pub fn router() -> Router {
             "/echo",
             |_: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>| {
                 res.send(200, "application/octet-stream", &[], body)
-            },
-        )
-        .get(
-            "/json",
-            |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
-                res.send(
-                    200,
-                    "application/json",
-                    &[],
-                    br#"{"message":"Hello, World!"}"#,
-                )
             },
         )
         .route(

@@ -1,0 +1,5 @@
+//! Applications built on the engine, shared by `twelve serve`, the embedded server of
+//! `twelve bench` and `twelve sweep`, the engine's tests and its examples, so that each of
+//! them serves (and measures) the same bytes.
+
+pub mod techempower;
