@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
-use twelve_load::sweep::compare::{Comparison, Spread, compare, quantile_us};
-use twelve_load::sweep::{Side, interleave, wait_drained};
 use twelve_load::{Config, Target, parse_duration, parse_rate};
-use twelve_report::RunResult;
+use twelve_report::Summary;
+use twelve_report::visual::compare::{CompareDoc, SideJson, compare, round_line, table};
+use twelve_sweep::{DrainPolicy, Side, interleave, wait_drained};
 
 /// Flags of `twelve compare`.
 #[derive(clap::Args, Debug)]
@@ -203,33 +203,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (a, b) = interleave(args.rounds, |side, round| {
         let i = usize::from(side == Side::B);
         let run = run_once(&sides[i], &configs[i], start_timeout, &drain)?;
-        let _ = writeln!(
-            out,
-            "round {} {side:?}: {:.0} req/s, p99 {:.1} µs, {} errors",
-            round + 1,
-            run.rps(),
-            quantile_us(&run, 0.99),
-            run.merged_errors().total()
-        );
+        let _ = writeln!(out, "{}", round_line(round, &format!("{side:?}"), &run));
         Ok::<_, anyhow::Error>(run)
     })?;
     let figures = compare(&a, &b);
     write!(out, "\n{}", table(&figures, args.rounds))?;
     if let Some(p) = &args.json {
-        let doc = json(&sides, &args, &figures);
-        std::fs::write(p, serde_json::to_string_pretty(&doc)? + "\n")
+        let [a, b] = sides.map(|s| SideJson {
+            spec: s.spec,
+            url: s.url,
+        });
+        let doc = CompareDoc::new(crate::VERSION, args.rounds, a, b, &figures);
+        std::fs::write(p, doc.to_json() + "\n")
             .with_context(|| format!("--json {}", p.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// One run of one side: drain, start its server if it is a command, measure, stop it.
+/// One run of one side: drain, start its server if it is a command, measure, stop it, and
+/// summarise the run once.
 fn run_once(
     side: &SideSpec,
     config: &Config,
     start_timeout: Duration,
-    drain: &twelve_load::sweep::DrainPolicy,
-) -> anyhow::Result<RunResult> {
+    drain: &DrainPolicy,
+) -> anyhow::Result<Summary> {
     let target = Target::parse(&side.url)?;
     wait_drained(target.addr.port(), drain);
     let _server = match &side.command {
@@ -238,58 +236,7 @@ fn run_once(
     };
     let outcome =
         twelve_load::run(config, |_| {}).with_context(|| format!("measuring {}", side.spec))?;
-    Ok(outcome.result)
-}
-
-fn cell(s: &Spread, ratio: bool) -> String {
-    if ratio {
-        format!("{:.3} [{:.3} – {:.3}]", s.median, s.min, s.max)
-    } else {
-        format!("{:.1} [{:.1} – {:.1}]", s.median, s.min, s.max)
-    }
-}
-
-/// The human table: median [min – max] per side, and B/A per pair.
-fn table(figures: &[Comparison], rounds: usize) -> String {
-    let mut t = format!(
-        "{rounds} rounds, A B A B …; median [min – max]; B/A taken round by round\n{:<18} {:>34} {:>34} {:>28}\n",
-        "figure", "A", "B", "B/A"
-    );
-    for c in figures {
-        let better = if c.higher_is_better { "↑" } else { "↓" };
-        t.push_str(&format!(
-            "{:<18} {:>34} {:>34} {:>28}\n",
-            format!("{} {better}", c.figure),
-            cell(&c.a, false),
-            cell(&c.b, false),
-            cell(&c.ratio, true)
-        ));
-    }
-    t
-}
-
-fn json(sides: &[SideSpec; 2], args: &Args, figures: &[Comparison]) -> serde_json::Value {
-    let spread = |s: &Spread, values: Option<&Vec<f64>>| {
-        let mut v = serde_json::json!({"median": s.median, "min": s.min, "max": s.max});
-        if let Some(values) = values {
-            v["values"] = serde_json::json!(values);
-        }
-        v
-    };
-    serde_json::json!({
-        "schema": "twelve-compare/1",
-        "version": crate::VERSION,
-        "rounds": args.rounds,
-        "a": {"spec": sides[0].spec, "url": sides[0].url},
-        "b": {"spec": sides[1].spec, "url": sides[1].url},
-        "figures": figures.iter().map(|c| serde_json::json!({
-            "figure": c.figure,
-            "higher_is_better": c.higher_is_better,
-            "a": spread(&c.a, Some(&c.a_values)),
-            "b": spread(&c.b, Some(&c.b_values)),
-            "ratio_b_over_a": spread(&c.ratio, None),
-        })).collect::<Vec<_>>(),
-    })
+    Ok(Summary::new(&outcome.result, &[]))
 }
 
 #[cfg(test)]

@@ -7,12 +7,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use twelve_load::sweep::driver::{run_knee, run_sweep};
-use twelve_load::sweep::{DrainPolicy, Drained, KneeResult, KneeSearch, parse_plan};
 use twelve_load::{Config, parse_rate};
 use twelve_report::Slo;
-use twelve_report::visual::doc::Knee;
+use twelve_report::visual::console::{knee_sentence, step_header, step_line};
 use twelve_report::visual::{HtmlPage, LoadKind, Step, StepRow, SweepDoc, plot, write_csv};
+use twelve_sweep::{DrainPolicy, Drained, KneeResult, KneeSearch, parse_plan, run_knee, run_sweep};
 
 /// Flags of `twelve sweep`.
 #[derive(clap::Args, Debug)]
@@ -92,53 +91,16 @@ fn measure(
     drain: &DrainPolicy,
 ) -> anyhow::Result<Measured> {
     let mut out = std::io::stdout().lock();
-    let (kind, label) = if args.concurrency.is_some() {
-        (LoadKind::Concurrency, "conns")
+    let kind = if args.concurrency.is_some() {
+        LoadKind::Concurrency
     } else {
-        (LoadKind::Rate, "rate")
+        LoadKind::Rate
     };
-    writeln!(
-        out,
-        "{:>3} {label:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>5} {:>5}  drain",
-        "#", "req/s", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "busy", "slo"
-    )?;
+    writeln!(out, "{}", step_header(kind))?;
     let mut n = 0;
     let mut each = |s: &Step, d: &Drained| {
         n += 1;
-        let r = StepRow::of(s);
-        let slo = match (s.slo.is_empty(), s.passed()) {
-            (true, _) => "-",
-            (false, true) => "pass",
-            (false, false) => "FAIL",
-        };
-        // A step whose client worker was ≥ 90% busy measured the client, not the server.
-        let bound = if s.run.client_bound() {
-            "  CLIENT-BOUND"
-        } else {
-            ""
-        };
-        let drain = if d.drained {
-            format!("{:.1}s", d.waited.as_secs_f64())
-        } else {
-            format!(
-                "gave up after {:.0}s ({} open)",
-                d.waited.as_secs_f64(),
-                d.lingering
-            )
-        };
-        let _ = writeln!(
-            out,
-            "{n:>3} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>4.0}% {:>5}  {drain}{bound}",
-            plot::fmt_si(s.load),
-            r.rps,
-            r.p50_us,
-            r.p99_us,
-            r.p999_us,
-            r.max_us,
-            r.failed,
-            r.client_busy * 100.0,
-            slo
-        );
+        let _ = writeln!(out, "{}", step_line(n, s, &d.describe()));
     };
     if args.find_max_rate {
         let bounds = args
@@ -154,14 +116,14 @@ fn measure(
             max_probes: args.max_probes,
         };
         let (steps, knee) = run_knee(base, &search, slos, drain, &mut each)?;
-        writeln!(out, "{}", knee_sentence(&knee))?;
+        writeln!(out, "{}", knee_sentence(&knee.to_doc(), &steps))?;
         return Ok((LoadKind::Rate, "find-max-rate", steps, Some(knee)));
     }
     let plan_text = match (&args.concurrency, &args.rate) {
         (Some(p), _) | (None, Some(p)) => p,
         (None, None) => bail!("give --concurrency PLAN, --rate PLAN or --find-max-rate"),
     };
-    let plan = parse_plan(plan_text)?;
+    let plan = parse_plan(plan_text, kind)?;
     if kind == LoadKind::Rate {
         base.model = args.load.open(plan[0]);
     }
@@ -183,26 +145,6 @@ fn parse_bounds(text: &str) -> anyhow::Result<(f64, f64)> {
         bail!("--rate {text}: need 0 < LOW < HIGH");
     }
     Ok((low, high))
-}
-
-fn knee_sentence(k: &KneeResult) -> String {
-    match (k.max_rate, k.above_range) {
-        (None, _) => "knee: even the lowest rate failed an SLO".to_string(),
-        (Some(r), true) => format!(
-            "knee: above the range: the highest rate tried, {} req/s, met every SLO",
-            plot::fmt_si(r)
-        ),
-        (Some(r), false) => format!(
-            "knee: {} req/s met every SLO (run {}); {} req/s did not (run {}); {:.1}% bracket \
-             after {} runs",
-            plot::fmt_si(r),
-            k.pass_probe.map_or(0, |i| i + 1),
-            plot::fmt_si(k.probes[k.fail_probe.unwrap_or(0)].rate),
-            k.fail_probe.map_or(0, |i| i + 1),
-            k.bracket * 100.0,
-            k.probes.len()
-        ),
-    }
 }
 
 /// The settings shown in the JSON and HTML.
@@ -269,7 +211,7 @@ fn write_outputs(
     if let Some(p) = &args.json {
         let mut doc = SweepDoc::new(crate::VERSION, mode, kind, steps);
         doc.settings = settings.clone();
-        doc.knee = knee.map(knee_json);
+        doc.knee = knee.map(KneeResult::to_doc);
         doc.doctor = doctor.clone();
         std::fs::write(p, doc.to_json() + "\n")
             .with_context(|| format!("--json {}", p.display()))?;
@@ -289,10 +231,10 @@ fn write_outputs(
     if let Some(p) = &args.html {
         let mut notes = Vec::new();
         if let Some(k) = knee {
-            notes.push(knee_sentence(k));
+            notes.push(knee_sentence(&k.to_doc(), steps));
         }
-        if steps.iter().any(|s| s.run.client_bound()) {
-            notes.push(twelve_report::json::CLIENT_BOUND_NOTE.to_string());
+        if steps.iter().any(|s| s.summary.client.client_bound) {
+            notes.push(twelve_report::CLIENT_BOUND_NOTE.to_string());
         }
         let page = HtmlPage {
             title: format!("twelve sweep: {}", urls.join(" ")),
@@ -301,7 +243,12 @@ fn write_outputs(
             kind,
             rows: steps
                 .iter()
-                .map(|s| (StepRow::of(s), (!s.slo.is_empty()).then(|| s.passed())))
+                .map(|s| {
+                    (
+                        StepRow::of(s),
+                        (!s.summary.slo.is_empty()).then(|| s.passed()),
+                    )
+                })
                 .collect(),
             plots,
             notes,
@@ -310,16 +257,6 @@ fn write_outputs(
         std::fs::write(p, page.render()).with_context(|| format!("--html {}", p.display()))?;
     }
     Ok(())
-}
-
-fn knee_json(k: &KneeResult) -> Knee {
-    Knee {
-        max_rate_per_s: k.max_rate,
-        above_range: k.above_range,
-        bracket: k.bracket,
-        pass_step: k.pass_probe,
-        fail_step: k.fail_probe,
-    }
 }
 
 fn create(p: &Path, flag: &str) -> anyhow::Result<std::fs::File> {
