@@ -8,6 +8,7 @@
 //! - [`knee`]: bisection for the highest rate that meets every SLO.
 //! - [`driver`]: running the steps of a sweep or a knee search.
 //! - [`compare`]: A B A B rounds.
+//! - [`side`]: one side of a comparison: a URL, or a command that starts a server.
 #![forbid(unsafe_code)]
 
 pub mod compare;
@@ -15,9 +16,11 @@ pub mod drain;
 pub mod driver;
 pub mod knee;
 pub mod plan;
+pub mod side;
 
 pub use compare::{Side, interleave};
 pub use drain::{DrainPolicy, Drained, wait_drained};
 pub use driver::{configure, run_knee, run_step, run_sweep};
 pub use knee::{KneeResult, KneeSearch, find_max_rate};
 pub use plan::{PlanError, parse_plan};
+pub use side::{SideError, SideSpec, run_side, stop_running_server};

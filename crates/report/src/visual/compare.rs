@@ -190,25 +190,11 @@ pub struct FigureJson {
 /// A spread with the values it was taken over, in round order.
 #[derive(Debug, Clone, Serialize)]
 pub struct SpreadJson {
-    /// Median.
-    pub median: f64,
-    /// Smallest.
-    pub min: f64,
-    /// Largest.
-    pub max: f64,
+    /// Median, smallest and largest.
+    #[serde(flatten)]
+    pub spread: Spread,
     /// Every round's value.
     pub values: Vec<f64>,
-}
-
-impl SpreadJson {
-    fn of(s: &Spread, values: &[f64]) -> Self {
-        Self {
-            median: s.median,
-            min: s.min,
-            max: s.max,
-            values: values.to_vec(),
-        }
-    }
 }
 
 impl CompareDoc {
@@ -231,8 +217,14 @@ impl CompareDoc {
                 .map(|c| FigureJson {
                     figure: c.figure,
                     higher_is_better: c.higher_is_better,
-                    a: SpreadJson::of(&c.a, &c.a_values),
-                    b: SpreadJson::of(&c.b, &c.b_values),
+                    a: SpreadJson {
+                        spread: c.a,
+                        values: c.a_values.clone(),
+                    },
+                    b: SpreadJson {
+                        spread: c.b,
+                        values: c.b_values.clone(),
+                    },
                     ratio_b_over_a: c.ratio,
                 })
                 .collect(),
