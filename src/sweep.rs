@@ -73,15 +73,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let drain = args.drain.policy()?;
     let result = measure(&args, &mut base, &slos, &drain);
     server.stop();
-    let (kind, mode, steps, knee) = result?;
-    write_outputs(&args, &base, &urls, kind, mode, &steps, knee.as_ref())?;
-    Ok(match (&knee, mode) {
-        (Some(k), _) if k.max_rate.is_none() => ExitCode::from(1),
+    let m = result?;
+    write_outputs(&args, &base, &urls, &m)?;
+    Ok(match &m.knee {
+        Some(k) if k.max_rate.is_none() => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
 }
 
-type Measured = (LoadKind, &'static str, Vec<Step>, Option<KneeResult>);
+/// What a sweep or knee search measured.
+struct Measured {
+    /// What varied.
+    kind: LoadKind,
+    /// `"sweep"` or `"find-max-rate"`, as the JSON document says.
+    mode: &'static str,
+    /// Every run, in run order.
+    steps: Vec<Step>,
+    /// The knee search's answer, when one ran.
+    knee: Option<KneeResult>,
+}
 
 /// Runs the plan or the knee search, printing a line per step.
 fn measure(
@@ -117,7 +127,12 @@ fn measure(
         };
         let (steps, knee) = run_knee(base, &search, slos, drain, &mut each)?;
         writeln!(out, "{}", knee_sentence(&knee.to_doc(), &steps))?;
-        return Ok((LoadKind::Rate, "find-max-rate", steps, Some(knee)));
+        return Ok(Measured {
+            kind: LoadKind::Rate,
+            mode: "find-max-rate",
+            steps,
+            knee: Some(knee),
+        });
     }
     let plan_text = match (&args.concurrency, &args.rate) {
         (Some(p), _) | (None, Some(p)) => p,
@@ -128,7 +143,12 @@ fn measure(
         base.model = args.load.open(plan[0]);
     }
     let steps = run_sweep(base, kind, &plan, slos, drain, &mut each)?;
-    Ok((kind, "sweep", steps, None))
+    Ok(Measured {
+        kind,
+        mode: "sweep",
+        steps,
+        knee: None,
+    })
 }
 
 /// `LOW..HIGH` (a `:STEP` or `*FACTOR` suffix is ignored) for the knee search.
@@ -189,15 +209,9 @@ fn read_trim(path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn write_outputs(
-    args: &Args,
-    base: &Config,
-    urls: &[String],
-    kind: LoadKind,
-    mode: &'static str,
-    steps: &[Step],
-    knee: Option<&KneeResult>,
-) -> anyhow::Result<()> {
+/// Writes the outputs the flags ask for, all from the same summarised steps.
+fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> anyhow::Result<()> {
+    let (kind, steps, knee) = (m.kind, &m.steps[..], m.knee.as_ref());
     if let Some(p) = &args.csv {
         let mut f = std::io::BufWriter::new(create(p, "--csv")?);
         write_csv(&mut f, kind, steps).with_context(|| format!("--csv {}", p.display()))?;
@@ -209,7 +223,7 @@ fn write_outputs(
         .flatten();
     let settings = settings(args, base, urls);
     if let Some(p) = &args.json {
-        let mut doc = SweepDoc::new(crate::VERSION, mode, kind, steps);
+        let mut doc = SweepDoc::new(crate::VERSION, m.mode, kind, steps);
         doc.settings = settings.clone();
         doc.knee = knee.map(KneeResult::to_doc);
         doc.doctor = doctor.clone();

@@ -3,6 +3,7 @@
 //!
 //! The document is a view of a [`Summary`]: it computes nothing the summary does not hold.
 use crate::latency::Percentiles;
+use crate::result::{Errors, RunInfo};
 use crate::slo::SloOutcome;
 use crate::summary::{CLIENT_BOUND_NOTE, Summary};
 use serde::Serialize;
@@ -183,34 +184,11 @@ pub struct WorkerJson {
 impl JsonReport {
     /// The document of a summarised run (its SLO verdicts included); `doctor` is left empty.
     pub fn of(s: &Summary, version: &str) -> Self {
-        let info = &s.info;
-        let e = &s.errors;
         let lat = &s.percentiles;
         Self {
             schema: SCHEMA_ID,
             version: version.to_string(),
-            config: Config {
-                urls: info.urls.clone(),
-                method: info.method.clone(),
-                threads: info.threads,
-                connections: info.connections,
-                pipeline: info.pipeline,
-                model: if info.rate_per_s.is_some() {
-                    "open"
-                } else {
-                    "closed"
-                },
-                rate_per_s: info.rate_per_s,
-                arrival: info.arrival.clone(),
-                planned_duration_s: info.duration.map(|d| d.as_secs_f64()),
-                planned_requests: info.requests,
-                warmup_s: info.warmup.as_secs_f64(),
-                timeout_s: info.timeout.as_secs_f64(),
-                keep_alive: info.keep_alive,
-                requests_per_conn: info.requests_per_conn,
-                cpus: info.cpus.clone(),
-                server_cpu: info.server_cpu,
-            },
+            config: Config::of(&s.info),
             requests: s.requests,
             duration_s: s.elapsed.as_secs_f64(),
             rps: s.rps,
@@ -221,49 +199,16 @@ impl JsonReport {
                 uncorrected: lat.uncorrected,
                 queue_wait: lat.queue_wait,
             },
-            errors: ErrorsJson {
-                total: e.total(),
-                connect_refused: e.connect_refused,
-                connect_timeout: e.connect_timeout,
-                connect_other: e.connect_other,
-                read: e.read,
-                write: e.write,
-                timeout: e.timeout,
-                parse: e.parse,
-                body_length: e.body_length,
-                bad_status: e.bad_status(),
-                status: e.status_counts().map(|(c, n)| (c.to_string(), n)).collect(),
-            },
+            errors: ErrorsJson::of(&s.errors),
             connections: Conns {
-                requested: info.connections as u64,
+                requested: s.info.connections as u64,
                 established: s.conns.established,
                 failed: s.conns.failed,
                 reconnects: s.conns.reconnects,
                 peak_open: s.conns.peak_open,
                 reached: s.concurrency_reached,
             },
-            client: Client {
-                cpu_s: s.client.cpu.as_secs_f64(),
-                cpu_ns_per_request: s.client.cpu_ns_per_request,
-                max_busy: s.client.max_busy,
-                client_bound: s.client.client_bound,
-                note: s.client.client_bound.then(|| CLIENT_BOUND_NOTE.to_string()),
-                workers: s
-                    .workers
-                    .iter()
-                    .map(|w| WorkerJson {
-                        id: w.id,
-                        cpu: w.cpu,
-                        requests: w.requests,
-                        rps: w.rps,
-                        busy: w.busy,
-                        cpu_s: w.cpu_time.as_secs_f64(),
-                        context_switches: w.context_switches,
-                        naps: w.naps,
-                        latency: w.latency,
-                    })
-                    .collect(),
-            },
+            client: Client::of(s),
             slo: s.slo.clone(),
             doctor: None,
         }
@@ -272,5 +217,77 @@ impl JsonReport {
     /// The document, pretty-printed.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("plain data serialises")
+    }
+}
+
+impl Config {
+    fn of(info: &RunInfo) -> Self {
+        Self {
+            urls: info.urls.clone(),
+            method: info.method.clone(),
+            threads: info.threads,
+            connections: info.connections,
+            pipeline: info.pipeline,
+            model: if info.rate_per_s.is_some() {
+                "open"
+            } else {
+                "closed"
+            },
+            rate_per_s: info.rate_per_s,
+            arrival: info.arrival.clone(),
+            planned_duration_s: info.duration.map(|d| d.as_secs_f64()),
+            planned_requests: info.requests,
+            warmup_s: info.warmup.as_secs_f64(),
+            timeout_s: info.timeout.as_secs_f64(),
+            keep_alive: info.keep_alive,
+            requests_per_conn: info.requests_per_conn,
+            cpus: info.cpus.clone(),
+            server_cpu: info.server_cpu,
+        }
+    }
+}
+
+impl ErrorsJson {
+    fn of(e: &Errors) -> Self {
+        Self {
+            total: e.total(),
+            connect_refused: e.connect_refused,
+            connect_timeout: e.connect_timeout,
+            connect_other: e.connect_other,
+            read: e.read,
+            write: e.write,
+            timeout: e.timeout,
+            parse: e.parse,
+            body_length: e.body_length,
+            bad_status: e.bad_status(),
+            status: e.status_counts().map(|(c, n)| (c.to_string(), n)).collect(),
+        }
+    }
+}
+
+impl Client {
+    fn of(s: &Summary) -> Self {
+        Self {
+            cpu_s: s.client.cpu.as_secs_f64(),
+            cpu_ns_per_request: s.client.cpu_ns_per_request,
+            max_busy: s.client.max_busy,
+            client_bound: s.client.client_bound,
+            note: s.client.client_bound.then(|| CLIENT_BOUND_NOTE.to_string()),
+            workers: s
+                .workers
+                .iter()
+                .map(|w| WorkerJson {
+                    id: w.id,
+                    cpu: w.cpu,
+                    requests: w.requests,
+                    rps: w.rps,
+                    busy: w.busy,
+                    cpu_s: w.cpu_time.as_secs_f64(),
+                    context_switches: w.context_switches,
+                    naps: w.naps,
+                    latency: w.latency,
+                })
+                .collect(),
+        }
     }
 }

@@ -225,3 +225,42 @@ fn compare_validator_rejects_a_missing_side_and_a_bad_value() {
     validate(&schema, &schema, &doc, "$", &mut errors);
     assert_eq!(errors.len(), 2, "{errors:#?}");
 }
+
+/// The whole text report of the sample run, byte for byte: the layout users and scripts read
+/// (checked equal to the report before the summary refactor, which rendered from the DTO).
+#[test]
+fn text_report_golden() {
+    let slos = [
+        Slo::parse("p99<2ms").unwrap(),
+        Slo::parse("errors<0.1%").unwrap(),
+    ];
+    let text = twelve_report::text::render(&Summary::new(&sample_run(), &slos));
+    assert_eq!(text, GOLDEN_TEXT, "\n{text}");
+}
+
+const GOLDEN_TEXT: &str = r"Running 2s test @ http://127.0.0.1:8080/json
+  2 threads and 16 connections, open model at 1.00k req/s (poisson), keep-alive, pipeline 1, warm-up 1s
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   25.00us    2.89us   30.00us    57.80%
+    Req/Sec    500.00      0.00    500.00   100.00%
+  Latency Distribution   corrected  uncorrected   queue wait
+        50%             24.99us      24.70us       0.30us
+        75%             27.50us      27.20us       0.30us
+        90%             28.99us      28.70us       0.30us
+        99%             29.90us      29.60us       0.30us
+      99.9%             29.98us      29.70us       0.30us
+     99.99%             30.00us      29.70us       0.30us
+    99.999%             30.00us      29.70us       0.30us
+        max             30.00us      29.70us       0.30us
+  Thread  CPU   Requests      Req/s       Min       Avg       p50       p99       Max  Busy
+       0    0       1000     500.00   20.00us   25.00us   24.99us   29.90us   30.00us   45%
+       1    1       1000     500.00   20.00us   25.00us   24.99us   29.90us   30.00us   45%
+  2000 requests in 2.00s, 292.97KB read
+  Socket errors: connect 0 (refused 0, timeout 0, other 0), read 0, write 0, timeout 2
+  Non-2xx or 3xx responses: 20 (503: 20)
+Requests/sec:    1000.00
+Transfer/sec:   146.48KB
+Client: 1.80s CPU, 900000 ns CPU per request, busiest worker 45% busy
+SLO p99<2ms: pass (measured 29.903)
+SLO errors<0.1%: FAIL (measured 1.088)
+";
