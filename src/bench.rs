@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 use twelve_load::{Config, parse_duration, parse_rate};
-use twelve_report::{IntervalLog, JsonReport, Slo};
+use twelve_report::{IntervalLog, JsonReport, Slo, Summary};
 
 /// Flags of `twelve bench` (boxed: the flag set is large, and `Command` should stay small).
 #[derive(clap::Args, Debug)]
@@ -109,17 +109,16 @@ fn run_load(config: &Config) -> anyhow::Result<twelve_load::Outcome> {
     Ok(outcome?)
 }
 
-/// Writes the HdrHistogram log and the text or JSON report; returns whether every SLO held.
+/// Summarises the run once, writes the HdrHistogram log, the `.hgrm` and the text or JSON
+/// report from that summary; returns whether every SLO held.
 fn write_outputs(
     args: &Flags,
     mut outcome: twelve_load::Outcome,
     slos: &[Slo],
 ) -> anyhow::Result<bool> {
     let version = env!("CARGO_PKG_VERSION");
-    let plain = JsonReport::new(&outcome.result, version, vec![]);
-    let judged: Vec<_> = slos.iter().map(|s| s.check(&plain)).collect();
-    let passed = judged.iter().all(|o| o.pass);
-    let mut report = JsonReport::new(&outcome.result, version, judged);
+    let summary = Summary::new(&outcome.result, slos);
+    let mut report = JsonReport::of(&summary, version);
     // Every run carries the host's state; a zero steal window reads the counters since boot
     // instead of sleeping after the run.
     report.doctor =
@@ -128,8 +127,8 @@ fn write_outputs(
         let file =
             std::fs::File::create(path).with_context(|| format!("--hdr-log {}", path.display()))?;
         let mut log = IntervalLog::new(std::io::BufWriter::new(file), outcome.start);
-        for (offset, length, hist) in std::mem::take(&mut outcome.intervals) {
-            log.push(offset, length, hist);
+        for interval in std::mem::take(&mut outcome.intervals) {
+            log.push(interval);
         }
         log.finish()
             .with_context(|| format!("--hdr-log {}", path.display()))?;
@@ -137,8 +136,7 @@ fn write_outputs(
     if let Some(path) = &args.hgrm {
         let file =
             std::fs::File::create(path).with_context(|| format!("--hgrm {}", path.display()))?;
-        let corrected = outcome.result.merged_latency().corrected;
-        twelve_report::hgrm::write_hgrm(&corrected, std::io::BufWriter::new(file))
+        twelve_report::hgrm::write_hgrm(&summary.latency.corrected, std::io::BufWriter::new(file))
             .with_context(|| format!("--hgrm {}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
@@ -157,10 +155,9 @@ fn write_outputs(
             eprintln!("twelve bench: WARNING: {note}");
         }
     } else {
-        let text = twelve_report::text::render(&outcome.result, &report);
-        write!(out, "{text}")?;
+        write!(out, "{}", twelve_report::text::render(&summary))?;
     }
-    Ok(passed)
+    Ok(summary.passed())
 }
 
 /// The run configuration: the shared load flags, then -R and --hdr-interval.
@@ -264,6 +261,16 @@ mod tests {
     fn more_threads_than_cpus_take_them_in_turn() {
         let (_, workers) = cpus_of(&["--cpus", "0-2", "-t", "4"]);
         assert_eq!(workers, vec![Some(1), Some(2), Some(1), Some(2)]);
+    }
+
+    flags!(count_takes_suffixes_exactly, ["-n", "1.5k"], |c| c.stop
+        == Stop::Requests(1500));
+
+    /// `-n 2.5` used to run 2 requests (the count went through `f64` and was truncated).
+    #[test]
+    fn count_refuses_a_fraction() {
+        let err = config_of(&["-n", "2.5"]).unwrap_err();
+        assert!(format!("{err:#}").contains("-n/--requests"), "{err:#}");
     }
 
     #[test]

@@ -4,8 +4,8 @@
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use std::time::Duration;
-use twelve_load::sweep::DrainPolicy;
-use twelve_load::{Arrival, Config, Model, Stop, Target, parse_duration, parse_rate};
+use twelve_load::{Arrival, Config, Model, Stop, Target, parse_count, parse_duration};
+use twelve_sweep::DrainPolicy;
 use twelve_sys::CpuList;
 
 /// Warm-up when --warmup is not given and the run is timed (a counted run has none).
@@ -129,7 +129,7 @@ impl LoadArgs {
         c.keep_alive = !self.close;
         c.requests_per_conn = self.requests_per_conn;
         c.stop = match requests {
-            Some(n) => Stop::Requests(parse_rate(n).context("-n/--requests")? as u64),
+            Some(n) => Stop::Requests(parse_count(n).context("-n/--requests")?),
             None => Stop::Duration(parse_duration(&self.duration).context("-d/--duration")?),
         };
         c.warmup = match (&self.warmup, requests) {

@@ -7,12 +7,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use twelve_load::sweep::driver::{run_knee, run_sweep};
-use twelve_load::sweep::{DrainPolicy, Drained, KneeResult, KneeSearch, parse_plan};
 use twelve_load::{Config, parse_rate};
 use twelve_report::Slo;
-use twelve_report::visual::doc::Knee;
+use twelve_report::visual::console::{knee_sentence, step_header, step_line};
 use twelve_report::visual::{HtmlPage, LoadKind, Step, StepRow, SweepDoc, plot, write_csv};
+use twelve_sweep::{DrainPolicy, Drained, KneeResult, KneeSearch, parse_plan, run_knee, run_sweep};
 
 /// Flags of `twelve sweep`.
 #[derive(clap::Args, Debug)]
@@ -74,15 +73,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let drain = args.drain.policy()?;
     let result = measure(&args, &mut base, &slos, &drain);
     server.stop();
-    let (kind, mode, steps, knee) = result?;
-    write_outputs(&args, &base, &urls, kind, mode, &steps, knee.as_ref())?;
-    Ok(match (&knee, mode) {
-        (Some(k), _) if k.max_rate.is_none() => ExitCode::from(1),
+    let m = result?;
+    write_outputs(&args, &base, &urls, &m)?;
+    Ok(match &m.knee {
+        Some(k) if k.max_rate.is_none() => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
 }
 
-type Measured = (LoadKind, &'static str, Vec<Step>, Option<KneeResult>);
+/// What a sweep or knee search measured.
+struct Measured {
+    /// What varied.
+    kind: LoadKind,
+    /// `"sweep"` or `"find-max-rate"`, as the JSON document says.
+    mode: &'static str,
+    /// Every run, in run order.
+    steps: Vec<Step>,
+    /// The knee search's answer, when one ran.
+    knee: Option<KneeResult>,
+}
 
 /// Runs the plan or the knee search, printing a line per step.
 fn measure(
@@ -92,53 +101,16 @@ fn measure(
     drain: &DrainPolicy,
 ) -> anyhow::Result<Measured> {
     let mut out = std::io::stdout().lock();
-    let (kind, label) = if args.concurrency.is_some() {
-        (LoadKind::Concurrency, "conns")
+    let kind = if args.concurrency.is_some() {
+        LoadKind::Concurrency
     } else {
-        (LoadKind::Rate, "rate")
+        LoadKind::Rate
     };
-    writeln!(
-        out,
-        "{:>3} {label:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>5} {:>5}  drain",
-        "#", "req/s", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "busy", "slo"
-    )?;
+    writeln!(out, "{}", step_header(kind))?;
     let mut n = 0;
     let mut each = |s: &Step, d: &Drained| {
         n += 1;
-        let r = StepRow::of(s);
-        let slo = match (s.slo.is_empty(), s.passed()) {
-            (true, _) => "-",
-            (false, true) => "pass",
-            (false, false) => "FAIL",
-        };
-        // A step whose client worker was ≥ 90% busy measured the client, not the server.
-        let bound = if s.run.client_bound() {
-            "  CLIENT-BOUND"
-        } else {
-            ""
-        };
-        let drain = if d.drained {
-            format!("{:.1}s", d.waited.as_secs_f64())
-        } else {
-            format!(
-                "gave up after {:.0}s ({} open)",
-                d.waited.as_secs_f64(),
-                d.lingering
-            )
-        };
-        let _ = writeln!(
-            out,
-            "{n:>3} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>4.0}% {:>5}  {drain}{bound}",
-            plot::fmt_si(s.load),
-            r.rps,
-            r.p50_us,
-            r.p99_us,
-            r.p999_us,
-            r.max_us,
-            r.failed,
-            r.client_busy * 100.0,
-            slo
-        );
+        let _ = writeln!(out, "{}", step_line(n, s, &d.describe()));
     };
     if args.find_max_rate {
         let bounds = args
@@ -154,19 +126,29 @@ fn measure(
             max_probes: args.max_probes,
         };
         let (steps, knee) = run_knee(base, &search, slos, drain, &mut each)?;
-        writeln!(out, "{}", knee_sentence(&knee))?;
-        return Ok((LoadKind::Rate, "find-max-rate", steps, Some(knee)));
+        writeln!(out, "{}", knee_sentence(&knee.to_doc(), &steps))?;
+        return Ok(Measured {
+            kind: LoadKind::Rate,
+            mode: "find-max-rate",
+            steps,
+            knee: Some(knee),
+        });
     }
     let plan_text = match (&args.concurrency, &args.rate) {
         (Some(p), _) | (None, Some(p)) => p,
         (None, None) => bail!("give --concurrency PLAN, --rate PLAN or --find-max-rate"),
     };
-    let plan = parse_plan(plan_text)?;
+    let plan = parse_plan(plan_text, kind)?;
     if kind == LoadKind::Rate {
         base.model = args.load.open(plan[0]);
     }
     let steps = run_sweep(base, kind, &plan, slos, drain, &mut each)?;
-    Ok((kind, "sweep", steps, None))
+    Ok(Measured {
+        kind,
+        mode: "sweep",
+        steps,
+        knee: None,
+    })
 }
 
 /// `LOW..HIGH` (a `:STEP` or `*FACTOR` suffix is ignored) for the knee search.
@@ -183,26 +165,6 @@ fn parse_bounds(text: &str) -> anyhow::Result<(f64, f64)> {
         bail!("--rate {text}: need 0 < LOW < HIGH");
     }
     Ok((low, high))
-}
-
-fn knee_sentence(k: &KneeResult) -> String {
-    match (k.max_rate, k.above_range) {
-        (None, _) => "knee: even the lowest rate failed an SLO".to_string(),
-        (Some(r), true) => format!(
-            "knee: above the range: the highest rate tried, {} req/s, met every SLO",
-            plot::fmt_si(r)
-        ),
-        (Some(r), false) => format!(
-            "knee: {} req/s met every SLO (run {}); {} req/s did not (run {}); {:.1}% bracket \
-             after {} runs",
-            plot::fmt_si(r),
-            k.pass_probe.map_or(0, |i| i + 1),
-            plot::fmt_si(k.probes[k.fail_probe.unwrap_or(0)].rate),
-            k.fail_probe.map_or(0, |i| i + 1),
-            k.bracket * 100.0,
-            k.probes.len()
-        ),
-    }
 }
 
 /// The settings shown in the JSON and HTML.
@@ -247,15 +209,9 @@ fn read_trim(path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn write_outputs(
-    args: &Args,
-    base: &Config,
-    urls: &[String],
-    kind: LoadKind,
-    mode: &'static str,
-    steps: &[Step],
-    knee: Option<&KneeResult>,
-) -> anyhow::Result<()> {
+/// Writes the outputs the flags ask for, all from the same summarised steps.
+fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> anyhow::Result<()> {
+    let (kind, steps, knee) = (m.kind, &m.steps[..], m.knee.as_ref());
     if let Some(p) = &args.csv {
         let mut f = std::io::BufWriter::new(create(p, "--csv")?);
         write_csv(&mut f, kind, steps).with_context(|| format!("--csv {}", p.display()))?;
@@ -267,9 +223,9 @@ fn write_outputs(
         .flatten();
     let settings = settings(args, base, urls);
     if let Some(p) = &args.json {
-        let mut doc = SweepDoc::new(crate::VERSION, mode, kind, steps);
+        let mut doc = SweepDoc::new(crate::VERSION, m.mode, kind, steps);
         doc.settings = settings.clone();
-        doc.knee = knee.map(knee_json);
+        doc.knee = knee.map(KneeResult::to_doc);
         doc.doctor = doctor.clone();
         std::fs::write(p, doc.to_json() + "\n")
             .with_context(|| format!("--json {}", p.display()))?;
@@ -289,10 +245,10 @@ fn write_outputs(
     if let Some(p) = &args.html {
         let mut notes = Vec::new();
         if let Some(k) = knee {
-            notes.push(knee_sentence(k));
+            notes.push(knee_sentence(&k.to_doc(), steps));
         }
-        if steps.iter().any(|s| s.run.client_bound()) {
-            notes.push(twelve_report::json::CLIENT_BOUND_NOTE.to_string());
+        if steps.iter().any(|s| s.summary.client.client_bound) {
+            notes.push(twelve_report::CLIENT_BOUND_NOTE.to_string());
         }
         let page = HtmlPage {
             title: format!("twelve sweep: {}", urls.join(" ")),
@@ -301,7 +257,12 @@ fn write_outputs(
             kind,
             rows: steps
                 .iter()
-                .map(|s| (StepRow::of(s), (!s.slo.is_empty()).then(|| s.passed())))
+                .map(|s| {
+                    (
+                        StepRow::of(s),
+                        (!s.summary.slo.is_empty()).then(|| s.passed()),
+                    )
+                })
                 .collect(),
             plots,
             notes,
@@ -310,16 +271,6 @@ fn write_outputs(
         std::fs::write(p, page.render()).with_context(|| format!("--html {}", p.display()))?;
     }
     Ok(())
-}
-
-fn knee_json(k: &KneeResult) -> Knee {
-    Knee {
-        max_rate_per_s: k.max_rate,
-        above_range: k.above_range,
-        bracket: k.bracket,
-        pass_step: k.pass_probe,
-        fail_step: k.fail_probe,
-    }
 }
 
 fn create(p: &Path, flag: &str) -> anyhow::Result<std::fs::File> {

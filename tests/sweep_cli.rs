@@ -131,6 +131,16 @@ fn find_max_rate_with_an_unmeetable_slo_exits_1() {
 }
 
 #[test]
+fn fractional_connection_count_is_a_usage_error() {
+    let out = twelve()
+        .args(["sweep", "--concurrency", "1.5,2", "http://127.0.0.1:9/"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad connection count"));
+}
+
+#[test]
 fn bad_plan_is_a_usage_error() {
     let out = twelve()
         .args(["sweep", "--concurrency", "10..1:1", "http://127.0.0.1:9/"])
@@ -177,6 +187,8 @@ fn compare_starts_and_stops_two_servers_in_turn() {
     assert!(stdout.contains("B/A"), "{stdout}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("c.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "twelve-compare/1");
+    assert_eq!(doc["rounds"], 2);
     let figures = doc["figures"].as_array().unwrap();
     assert_eq!(figures[0]["figure"], "req/s");
     assert_eq!(figures[0]["a"]["values"].as_array().unwrap().len(), 2);

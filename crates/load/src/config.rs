@@ -1,5 +1,5 @@
 //! What a run is asked to do: targets, load model, stop condition, timeouts; and the parsers
-//! of the command line's durations, rates and URLs.
+//! of the command line's durations, rates, counts and URLs.
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -220,7 +220,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, ConfigError> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Parses a count or rate: `1000`, `10k`, `1.5M`.
+/// Parses a rate: `1000`, `10k`, `1.5M`, `0.5` (fractions allowed; counts use
+/// [`parse_count`]).
 pub fn parse_rate(s: &str) -> Result<f64, ConfigError> {
     let bad = || ConfigError(format!("bad number {s:?} (e.g. 5000, 10k, 1.5M)"));
     let (num, scale) = match s.chars().last() {
@@ -234,6 +235,36 @@ pub fn parse_rate(s: &str) -> Result<f64, ConfigError> {
         return Err(bad());
     }
     Ok(n * scale)
+}
+
+/// Parses a count: `1000`, `10k`, `1.5M` — a whole number, exactly. Unlike [`parse_rate`]
+/// it never goes through `f64` (so `9007199254740993` stays itself) and refuses a fraction
+/// (`2.5`, `1.0001k`) instead of truncating it.
+pub fn parse_count(s: &str) -> Result<u64, ConfigError> {
+    let bad = || {
+        ConfigError(format!(
+            "bad count {s:?} (a whole number, e.g. 5000, 10k, 1.5M)"
+        ))
+    };
+    let t = s.trim();
+    let (num, zeros) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 3),
+        Some('m' | 'M') => (&t[..t.len() - 1], 6),
+        Some('g' | 'G') => (&t[..t.len() - 1], 9),
+        _ => (t, 0),
+    };
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(frac) {
+        return Err(bad());
+    }
+    // The fraction's digits shift into the suffix's zeros; any left over is a fraction.
+    let frac = frac.trim_end_matches('0');
+    if frac.len() > zeros {
+        return Err(bad());
+    }
+    let padded = format!("{whole}{frac}{}", "0".repeat(zeros - frac.len()));
+    padded.parse().map_err(|_| bad())
 }
 
 #[cfg(test)]
@@ -283,6 +314,35 @@ mod tests {
     dur!(duration_bare, "2", 2_000);
     dur!(duration_millis, "250ms", 250);
     dur!(duration_minutes, "2m", 120_000);
+
+    macro_rules! count {
+        ($name:ident, $s:expr, err) => {
+            #[test]
+            fn $name() {
+                assert!(parse_count($s).is_err(), "{:?}", parse_count($s));
+            }
+        };
+        ($name:ident, $s:expr, $n:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(parse_count($s), Ok($n));
+            }
+        };
+    }
+
+    count!(count_plain, "5000", 5000);
+    count!(count_kilo, "10k", 10_000);
+    count!(count_fractional_mega, "1.5M", 1_500_000);
+    count!(count_giga_upper, "2G", 2_000_000_000);
+    count!(count_trailing_zeros, "2.50k", 2500);
+    count!(count_beyond_f64, "9007199254740993", 9_007_199_254_740_993);
+    count!(count_fraction, "2.5", err);
+    count!(count_fraction_under_suffix, "1.0001k", err);
+    count!(count_negative, "-5", err);
+    count!(count_exponent, "1e3", err);
+    count!(count_empty, "", err);
+    count!(count_bare_suffix, "k", err);
+    count!(count_overflow, "99999999999999999999", err);
 
     #[test]
     fn rate_suffixes() {

@@ -27,12 +27,13 @@ pub mod request;
 pub mod run;
 pub mod schedule;
 pub mod sim;
-pub mod sweep;
 mod tally;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};
 pub use coalesce::Coalesce;
-pub use config::{Arrival, Config, ConfigError, Model, Stop, Target, parse_duration, parse_rate};
+pub use config::{
+    Arrival, Config, ConfigError, Model, Stop, Target, parse_count, parse_duration, parse_rate,
+};
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;

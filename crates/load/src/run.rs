@@ -6,12 +6,13 @@ use crate::config::{Arrival, Config, ConfigError, Model, Stop};
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
 use crate::worker::{Interval, ProgressSlot, Shared, Worker};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
-use twelve_report::{Recorder, RunInfo, RunResult};
+use twelve_report::{IntervalRecord, Recorder, RunInfo, RunResult, WorkerResult};
 
 /// Live progress, sampled from the workers' atomics about once a second.
 #[derive(Debug, Clone, Copy)]
@@ -31,8 +32,8 @@ pub struct Progress {
 pub struct Outcome {
     /// Everything the report writers need.
     pub result: RunResult,
-    /// HdrHistogram log intervals (offset from `start`, length, histograms), when asked for.
-    pub intervals: Vec<(Duration, Duration, Recorder)>,
+    /// HdrHistogram log intervals, all workers merged, when asked for.
+    pub intervals: Vec<IntervalRecord>,
     /// Wall-clock time the measured window began.
     pub start: SystemTime,
 }
@@ -82,8 +83,36 @@ pub fn run_until(
             "--warmup applies to timed runs (-d), not to -n".into(),
         )));
     }
-    let clock = MonoClock::new();
     let wall_origin = SystemTime::now();
+    let (shared, t0) = shared_state(config);
+    let (tx, rx) = mpsc::channel::<Interval>();
+    let workers = run_workers(&shared, tx, interrupt, tick)?;
+    let elapsed = workers
+        .iter()
+        .map(|w| w.wall_time)
+        .max()
+        .unwrap_or_default();
+    let intervals = match config.hdr_interval {
+        Some(every) => merge_intervals(rx, every, elapsed),
+        None => Vec::new(),
+    };
+    let start = wall_origin + Duration::from_nanos(shared.measure_start_ns - t0);
+    Ok(Outcome {
+        result: RunResult {
+            info: info_of(config),
+            elapsed,
+            workers,
+        },
+        intervals,
+        start,
+    })
+}
+
+/// What every worker reads: the clock started now, the measured window and stop condition
+/// it implies, the request bytes, the schedule (open model) or budget (counted closed run).
+/// Also returns the clock's reading at the start, which the window counts from.
+fn shared_state(config: &Config) -> (Shared<MonoClock>, u64) {
+    let clock = MonoClock::new();
     let t0 = clock.now_ns();
     let measure_start_ns = t0 + config.warmup.as_nanos() as u64;
     let (end_ns, limit) = match config.stop {
@@ -103,7 +132,6 @@ pub fn run_until(
             seed,
         } => Some(Schedule::poisson(rate_per_s, t0, limit, seed)),
     };
-    let threads = config.worker_cpus.len();
     let shared = Shared {
         clock,
         config: config.clone(),
@@ -113,34 +141,34 @@ pub fn run_until(
         measure_start_ns,
         end_ns,
         stop: AtomicBool::new(false),
-        progress: (0..threads).map(|_| ProgressSlot::default()).collect(),
+        progress: (0..config.worker_cpus.len())
+            .map(|_| ProgressSlot::default())
+            .collect(),
     };
-    let (tx, rx) = mpsc::channel::<Interval>();
-    let workers = std::thread::scope(|scope| -> Result<_, LoadError> {
+    (shared, t0)
+}
+
+/// Spawns one pinned worker per CPU entry, watches progress until all are done, and returns
+/// their results in worker order (or the first worker's setup error).
+fn run_workers(
+    shared: &Shared<MonoClock>,
+    tx: mpsc::Sender<Interval>,
+    interrupt: &AtomicBool,
+    tick: impl FnMut(&Progress),
+) -> Result<Vec<WorkerResult>, LoadError> {
+    let config = &shared.config;
+    let threads = config.worker_cpus.len();
+    std::thread::scope(|scope| -> Result<_, LoadError> {
         let mut handles = Vec::new();
         for id in 0..threads {
             // Connections spread evenly: the first `c % t` workers take one extra.
             let conns =
                 config.connections / threads + usize::from(id < config.connections % threads);
             let tx = config.hdr_interval.map(|_| tx.clone());
-            let shared = &shared;
             let handle = std::thread::Builder::new()
                 .name(format!("twelve-load-{id}"))
                 .spawn_scoped(scope, move || {
-                    let result = (|| {
-                        // Pin first: the worker's buffers and histograms are then first
-                        // touched on its own CPU (and NUMA node).
-                        if let Some(cpu) = shared.config.worker_cpus[id] {
-                            twelve_sys::cpus::pin_current_thread(cpu)?;
-                        }
-                        if shared.schedule.is_some() || shared.config.coalesce != Coalesce::Off {
-                            // The open model sleeps until the next slot is due, and
-                            // `--coalesce` naps for microseconds; the default 50 µs timer
-                            // slack would show up as queue wait and latency (prctl(2)).
-                            let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
-                        }
-                        Ok::<_, std::io::Error>(Worker::new(id, shared, conns, tx)?.run())
-                    })();
+                    let result = worker_main(shared, id, conns, tx);
                     if result.is_err() {
                         // Let the others stop and the watcher return.
                         shared.stop.store(true, Ordering::Relaxed);
@@ -152,7 +180,7 @@ pub fn run_until(
             handles.push(handle);
         }
         drop(tx);
-        watch(&shared, interrupt, tick);
+        watch(shared, interrupt, tick);
         let mut out = Vec::new();
         let mut first_err = None;
         for h in handles {
@@ -168,38 +196,52 @@ pub fn run_until(
             Some(e) => Err(LoadError::Setup(e)),
             None => Ok(out),
         }
-    })?;
-    let elapsed = workers
-        .iter()
-        .map(|w| w.wall_time)
-        .max()
-        .unwrap_or_default();
-    let mut intervals: Vec<(Duration, Duration, Recorder)> = Vec::new();
-    if let Some(every) = config.hdr_interval {
-        let mut by_index: std::collections::BTreeMap<u64, Recorder> = Default::default();
-        for iv in rx.try_iter() {
-            by_index.entry(iv.index).or_default().add(&iv.hist);
-        }
-        intervals = by_index
-            .into_iter()
-            .map(|(k, r)| {
-                // The last interval ends with the run, usually inside its period.
-                let offset = every * k as u32;
-                (offset, every.min(elapsed.saturating_sub(offset)), r)
-            })
-            .collect();
-    }
-
-    let start = wall_origin + Duration::from_nanos(measure_start_ns - t0);
-    Ok(Outcome {
-        result: RunResult {
-            info: info_of(config),
-            elapsed,
-            workers,
-        },
-        intervals,
-        start,
     })
+}
+
+/// One worker thread: pin, set the timer slack, build the worker, run it.
+fn worker_main(
+    shared: &Shared<MonoClock>,
+    id: usize,
+    conns: usize,
+    tx: Option<mpsc::Sender<Interval>>,
+) -> std::io::Result<WorkerResult> {
+    // Pin first: the worker's buffers and histograms are then first touched on its own CPU
+    // (and NUMA node).
+    if let Some(cpu) = shared.config.worker_cpus[id] {
+        twelve_sys::cpus::pin_current_thread(cpu)?;
+    }
+    if shared.schedule.is_some() || shared.config.coalesce != Coalesce::Off {
+        // The open model sleeps until the next slot is due, and `--coalesce` naps for
+        // microseconds; the default 50 µs timer slack would show up as queue wait and
+        // latency (prctl(2)).
+        let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
+    }
+    Ok(Worker::new(id, shared, conns, tx)?.run())
+}
+
+/// Merges the workers' log intervals by index into one record per interval of `every`.
+fn merge_intervals(
+    rx: mpsc::Receiver<Interval>,
+    every: Duration,
+    elapsed: Duration,
+) -> Vec<IntervalRecord> {
+    let mut by_index: BTreeMap<u64, Recorder> = BTreeMap::new();
+    for iv in rx.try_iter() {
+        by_index.entry(iv.index).or_default().add(&iv.hist);
+    }
+    by_index
+        .into_iter()
+        .map(|(k, latency)| {
+            let offset = every * k as u32;
+            IntervalRecord {
+                offset,
+                // The last interval ends with the run, usually inside its period.
+                length: every.min(elapsed.saturating_sub(offset)),
+                latency,
+            }
+        })
+        .collect()
 }
 
 /// Samples progress until every worker is done.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use twelve_load::{Arrival, Config, Model, Stop, Target};
-use twelve_report::{JsonReport, RunResult};
+use twelve_report::{JsonReport, RunResult, Summary};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Behaviour {
@@ -266,7 +266,7 @@ fn status_codes_are_counted_by_code() {
     let e = r.merged_errors();
     assert_eq!(e.status[503], 50);
     assert_eq!(e.bad_status(), 50);
-    let doc = JsonReport::new(&r, "test", vec![]);
+    let doc = JsonReport::of(&Summary::new(&r, &[]), "test");
     assert_eq!(doc.errors.status["503"], 50);
 }
 

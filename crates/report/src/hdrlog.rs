@@ -13,11 +13,22 @@ use std::time::{Duration, SystemTime};
 
 use crate::latency::Recorder;
 
+/// One interval of a log: when it began, how long it lasted, and what it recorded.
+#[derive(Debug, Clone)]
+pub struct IntervalRecord {
+    /// Start, from the start of the measured window.
+    pub offset: Duration,
+    /// Length (the last interval ends with the run, usually inside its period).
+    pub length: Duration,
+    /// Latency recorded in the interval, all workers merged.
+    pub latency: Recorder,
+}
+
 /// An interval log being written.
 pub struct IntervalLog<W: Write> {
     out: W,
     start: SystemTime,
-    lines: Vec<(Duration, Duration, Recorder)>,
+    lines: Vec<IntervalRecord>,
 }
 
 impl<W: Write> IntervalLog<W> {
@@ -30,9 +41,9 @@ impl<W: Write> IntervalLog<W> {
         }
     }
 
-    /// Adds one interval: `offset` from the log start, `length`, and its histograms.
-    pub fn push(&mut self, offset: Duration, length: Duration, hist: Recorder) {
-        self.lines.push((offset, length, hist));
+    /// Adds one interval.
+    pub fn push(&mut self, interval: IntervalRecord) {
+        self.lines.push(interval);
     }
 
     /// Writes the header and every interval, then flushes.
@@ -59,13 +70,14 @@ impl<W: Write> IntervalLog<W> {
                 .with_max_value_divisor(1e6)
                 .begin_log_with(&mut self.out, &mut ser)
                 .map_err(io::Error::other)?;
-            for (offset, length, r) in &self.lines {
+            for iv in &self.lines {
+                let r = &iv.latency;
                 for (tag, h) in [
                     (None, &r.corrected),
                     (Tag::new("uncorrected"), &r.uncorrected),
                     (Tag::new("queue-wait"), &r.wait),
                 ] {
-                    write_one(&mut log, h, *offset, *length, tag)?;
+                    write_one(&mut log, h, iv.offset, iv.length, tag)?;
                 }
             }
         }

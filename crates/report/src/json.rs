@@ -1,9 +1,11 @@
 //! The `--json` document: a stable schema (`schema/bench-report.schema.json`, id
 //! [`SCHEMA_ID`]); fields are only ever added, never renamed or removed, within a major.
+//!
+//! The document is a view of a [`Summary`]: it computes nothing the summary does not hold.
 use crate::latency::Percentiles;
-use crate::result::{RunResult, busy, per_s};
+use crate::result::{Errors, RunInfo};
 use crate::slo::SloOutcome;
-use hdrhistogram::Histogram;
+use crate::summary::{CLIENT_BOUND_NOTE, Summary};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -45,8 +47,6 @@ pub struct JsonReport {
     /// fills it in because this crate does not read the host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub doctor: Option<serde_json::Value>,
-    #[serde(skip)]
-    corrected: Histogram<u64>,
 }
 
 /// Configuration echo.
@@ -181,113 +181,113 @@ pub struct WorkerJson {
     pub latency: Percentiles,
 }
 
-/// The sentence printed when the client limited the run.
-pub const CLIENT_BOUND_NOTE: &str = "a worker was at least 90% busy: these figures measure the \
-     client, not the server; add client CPUs (--cpus) or threads";
-
 impl JsonReport {
-    /// Builds the report from a finished run and judged SLOs.
-    pub fn new(run: &RunResult, version: &str, slo: Vec<SloOutcome>) -> Self {
-        let info = &run.info;
-        let lat = run.merged_latency();
-        let errors = run.merged_errors();
-        let conns = run.merged_conns();
-        let client_bound = run.client_bound();
+    /// The document of a summarised run (its SLO verdicts included); `doctor` is left empty.
+    pub fn of(s: &Summary, version: &str) -> Self {
+        let lat = &s.percentiles;
         Self {
             schema: SCHEMA_ID,
             version: version.to_string(),
-            config: Config {
-                urls: info.urls.clone(),
-                method: info.method.clone(),
-                threads: info.threads,
-                connections: info.connections,
-                pipeline: info.pipeline,
-                model: if info.rate_per_s.is_some() {
-                    "open"
-                } else {
-                    "closed"
-                },
-                rate_per_s: info.rate_per_s,
-                arrival: info.arrival.clone(),
-                planned_duration_s: info.duration.map(|d| d.as_secs_f64()),
-                planned_requests: info.requests,
-                warmup_s: info.warmup.as_secs_f64(),
-                timeout_s: info.timeout.as_secs_f64(),
-                keep_alive: info.keep_alive,
-                requests_per_conn: info.requests_per_conn,
-                cpus: info.cpus.clone(),
-                server_cpu: info.server_cpu,
-            },
-            requests: run.requests(),
-            duration_s: run.elapsed.as_secs_f64(),
-            rps: run.rps(),
-            bytes_read: run.bytes_read(),
-            bytes_per_s: per_s(run.bytes_read() as f64, run.elapsed),
+            config: Config::of(&s.info),
+            requests: s.requests,
+            duration_s: s.elapsed.as_secs_f64(),
+            rps: s.rps,
+            bytes_read: s.bytes_read,
+            bytes_per_s: s.bytes_per_s,
             latency: Latency {
-                corrected: Percentiles::of(&lat.corrected),
-                uncorrected: Percentiles::of(&lat.uncorrected),
-                queue_wait: Percentiles::of(&lat.wait),
+                corrected: lat.corrected,
+                uncorrected: lat.uncorrected,
+                queue_wait: lat.queue_wait,
             },
-            errors: ErrorsJson {
-                total: errors.total(),
-                connect_refused: errors.connect_refused,
-                connect_timeout: errors.connect_timeout,
-                connect_other: errors.connect_other,
-                read: errors.read,
-                write: errors.write,
-                timeout: errors.timeout,
-                parse: errors.parse,
-                body_length: errors.body_length,
-                bad_status: errors.bad_status(),
-                status: errors
-                    .status_counts()
-                    .map(|(c, n)| (c.to_string(), n))
-                    .collect(),
-            },
+            errors: ErrorsJson::of(&s.errors),
             connections: Conns {
-                requested: info.connections as u64,
-                established: conns.established,
-                failed: conns.failed,
-                reconnects: conns.reconnects,
-                peak_open: conns.peak_open,
-                reached: run.concurrency_reached(),
+                requested: s.info.connections as u64,
+                established: s.conns.established,
+                failed: s.conns.failed,
+                reconnects: s.conns.reconnects,
+                peak_open: s.conns.peak_open,
+                reached: s.concurrency_reached,
             },
-            client: Client {
-                cpu_s: run.client_cpu().as_secs_f64(),
-                cpu_ns_per_request: run.cpu_ns_per_request(),
-                max_busy: run.max_busy(),
-                client_bound,
-                note: client_bound.then(|| CLIENT_BOUND_NOTE.to_string()),
-                workers: run
-                    .workers
-                    .iter()
-                    .enumerate()
-                    .map(|(id, w)| WorkerJson {
-                        id,
-                        cpu: w.cpu,
-                        requests: w.requests,
-                        rps: per_s(w.requests as f64, w.wall_time),
-                        busy: busy(w),
-                        cpu_s: w.cpu_time.as_secs_f64(),
-                        context_switches: w.context_switches,
-                        naps: w.naps,
-                        latency: Percentiles::of(&w.latency.corrected),
-                    })
-                    .collect(),
-            },
-            slo,
+            client: Client::of(s),
+            slo: s.slo.clone(),
             doctor: None,
-            corrected: lat.corrected,
         }
-    }
-
-    /// Corrected latency at quantile `q` (0–1), µs.
-    pub fn corrected_quantile_us(&self, q: f64) -> f64 {
-        self.corrected.value_at_quantile(q) as f64 / 1e3
     }
 
     /// The document, pretty-printed.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("plain data serialises")
+    }
+}
+
+impl Config {
+    fn of(info: &RunInfo) -> Self {
+        Self {
+            urls: info.urls.clone(),
+            method: info.method.clone(),
+            threads: info.threads,
+            connections: info.connections,
+            pipeline: info.pipeline,
+            model: if info.rate_per_s.is_some() {
+                "open"
+            } else {
+                "closed"
+            },
+            rate_per_s: info.rate_per_s,
+            arrival: info.arrival.clone(),
+            planned_duration_s: info.duration.map(|d| d.as_secs_f64()),
+            planned_requests: info.requests,
+            warmup_s: info.warmup.as_secs_f64(),
+            timeout_s: info.timeout.as_secs_f64(),
+            keep_alive: info.keep_alive,
+            requests_per_conn: info.requests_per_conn,
+            cpus: info.cpus.clone(),
+            server_cpu: info.server_cpu,
+        }
+    }
+}
+
+impl ErrorsJson {
+    fn of(e: &Errors) -> Self {
+        Self {
+            total: e.total(),
+            connect_refused: e.connect_refused,
+            connect_timeout: e.connect_timeout,
+            connect_other: e.connect_other,
+            read: e.read,
+            write: e.write,
+            timeout: e.timeout,
+            parse: e.parse,
+            body_length: e.body_length,
+            bad_status: e.bad_status(),
+            status: e.status_counts().map(|(c, n)| (c.to_string(), n)).collect(),
+        }
+    }
+}
+
+impl Client {
+    fn of(s: &Summary) -> Self {
+        Self {
+            cpu_s: s.client.cpu.as_secs_f64(),
+            cpu_ns_per_request: s.client.cpu_ns_per_request,
+            max_busy: s.client.max_busy,
+            client_bound: s.client.client_bound,
+            note: s.client.client_bound.then(|| CLIENT_BOUND_NOTE.to_string()),
+            workers: s
+                .workers
+                .iter()
+                .map(|w| WorkerJson {
+                    id: w.id,
+                    cpu: w.cpu,
+                    requests: w.requests,
+                    rps: w.rps,
+                    busy: w.busy,
+                    cpu_s: w.cpu_time.as_secs_f64(),
+                    context_switches: w.context_switches,
+                    naps: w.naps,
+                    latency: w.latency,
+                })
+                .collect(),
+        }
     }
 }

@@ -1,6 +1,7 @@
-//! twelve-report: latency histograms, their lossless merge, and the writers of a bench run:
-//! the wrk-layout text report, the `--json` document (schema in `schema/`), HdrHistogram
-//! interval logs and percentile distributions (`.hgrm`), and SLO checks.
+//! twelve-report: latency histograms, their lossless merge, the one summary of a run that
+//! every writer reads, and the writers: the wrk-layout text report, the `--json` document
+//! (schemas in `schema/`), HdrHistogram interval logs and percentile distributions
+//! (`.hgrm`), SLO checks, and the tables and pictures of many runs (sweeps, comparisons).
 #![forbid(unsafe_code)]
 
 mod format;
@@ -10,11 +11,13 @@ pub mod json;
 pub mod latency;
 pub mod result;
 pub mod slo;
+pub mod summary;
 pub mod text;
 pub mod visual;
 
-pub use hdrlog::IntervalLog;
+pub use hdrlog::{IntervalLog, IntervalRecord};
 pub use json::{JsonReport, SCHEMA, SCHEMA_ID};
 pub use latency::{Percentiles, Recorder, new_histogram};
 pub use result::{ConnCounts, Errors, RunInfo, RunResult, WorkerResult};
-pub use slo::{Slo, SloError, SloOutcome};
+pub use slo::{Metric, Op, Slo, SloError, SloOutcome};
+pub use summary::{CLIENT_BOUND_NOTE, Summary};

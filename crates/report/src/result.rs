@@ -1,5 +1,6 @@
-//! What a bench run hands to the writers: configuration echo, and per-worker counts and
-//! histograms, exactly as the workers kept them (the writers merge).
+//! What a bench run hands over: configuration echo, and per-worker counts and histograms,
+//! exactly as the workers kept them. [`crate::Summary`] merges them once; the writers read
+//! the summary.
 use crate::latency::Recorder;
 use std::time::Duration;
 

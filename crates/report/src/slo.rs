@@ -2,8 +2,8 @@
 //! `p99.9<=500us`, `mean<1ms`, `max<1s`, `errors<0.1%`, `rps>10000`.
 //!
 //! Latency SLOs are judged on the corrected histogram: it is the latency a user waiting on a
-//! schedule saw.
-use crate::json::JsonReport;
+//! schedule saw. This file parses and compares; reading a metric off a run is the summary's
+//! job ([`crate::summary::Summary::measure`], where `Slo::check` lives).
 use std::fmt;
 
 /// One threshold.
@@ -11,22 +11,50 @@ use std::fmt;
 pub struct Slo {
     text: String,
     metric: Metric,
-    less: bool,
-    or_equal: bool,
+    op: Op,
     limit: f64,
 }
 
+/// What an SLO measures.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Metric {
+pub enum Metric {
     /// Corrected latency at this quantile (0–1), compared in µs.
     Quantile(f64),
+    /// Mean corrected latency, µs.
     Mean,
+    /// Largest corrected latency, µs.
     Max,
-    /// Error share of all attempts, compared as a fraction.
-    ErrorRate,
-    /// Error count.
+    /// Failures as a percentage of all attempts (`errors<0.1%`).
+    ErrorPercent,
+    /// Failure count (`errors<10`).
     Errors,
+    /// Responses per second.
     Rps,
+}
+
+/// The comparison that must hold between the measured value and the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `<`
+    Less,
+    /// `<=`
+    LessOrEqual,
+    /// `>`
+    Greater,
+    /// `>=`
+    GreaterOrEqual,
+}
+
+impl Op {
+    /// Whether `actual OP limit` holds.
+    pub fn holds(self, actual: f64, limit: f64) -> bool {
+        match self {
+            Op::Less => actual < limit,
+            Op::LessOrEqual => actual <= limit,
+            Op::Greater => actual > limit,
+            Op::GreaterOrEqual => actual >= limit,
+        }
+    }
 }
 
 /// Why an SLO expression did not parse.
@@ -41,7 +69,7 @@ impl fmt::Display for SloError {
 
 impl std::error::Error for SloError {}
 
-/// An SLO judged against a report.
+/// An SLO judged against a run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SloOutcome {
     /// The expression as given.
@@ -61,8 +89,13 @@ impl Slo {
             .find(['<', '>'])
             .ok_or_else(|| bad("no < or > comparison"))?;
         let (name, rest) = s.split_at(at);
-        let less = rest.starts_with('<');
         let or_equal = rest[1..].starts_with('=');
+        let op = match (rest.starts_with('<'), or_equal) {
+            (true, false) => Op::Less,
+            (true, true) => Op::LessOrEqual,
+            (false, false) => Op::Greater,
+            (false, true) => Op::GreaterOrEqual,
+        };
         let value = &rest[1 + usize::from(or_equal)..];
         let metric = match name.to_ascii_lowercase().as_str() {
             "mean" | "avg" => Metric::Mean,
@@ -70,7 +103,7 @@ impl Slo {
             "rps" | "req/s" => Metric::Rps,
             "errors" | "error" | "err" => {
                 if value.ends_with('%') {
-                    Metric::ErrorRate
+                    Metric::ErrorPercent
                 } else {
                     Metric::Errors
                 }
@@ -88,7 +121,7 @@ impl Slo {
             Metric::Quantile(_) | Metric::Mean | Metric::Max => {
                 parse_latency_us(value).ok_or_else(|| bad("latency needs a unit: ns, us, ms, s"))?
             }
-            Metric::ErrorRate => value
+            Metric::ErrorPercent => value
                 .trim_end_matches('%')
                 .parse::<f64>()
                 .map_err(|_| bad("bad percentage"))?,
@@ -97,39 +130,37 @@ impl Slo {
         Ok(Self {
             text: text.to_string(),
             metric,
-            less,
-            or_equal,
+            op,
             limit,
         })
     }
 
-    /// Judges the threshold against a finished report.
-    pub fn check(&self, r: &JsonReport) -> SloOutcome {
-        let actual = match self.metric {
-            Metric::Quantile(q) => r.corrected_quantile_us(q),
-            Metric::Mean => r.latency.corrected.mean_us,
-            Metric::Max => r.latency.corrected.max_us,
-            Metric::ErrorRate => {
-                let attempts = r.requests + r.errors.total;
-                if attempts == 0 {
-                    0.0
-                } else {
-                    100.0 * r.errors.total as f64 / attempts as f64
-                }
-            }
-            Metric::Errors => r.errors.total as f64,
-            Metric::Rps => r.rps,
-        };
-        let pass = match (self.less, self.or_equal) {
-            (true, false) => actual < self.limit,
-            (true, true) => actual <= self.limit,
-            (false, false) => actual > self.limit,
-            (false, true) => actual >= self.limit,
-        };
+    /// The expression as given.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// What it measures.
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    /// The comparison.
+    pub fn op(&self) -> Op {
+        self.op
+    }
+
+    /// The limit, in the metric's unit (µs for latency, % or count for errors, req/s).
+    pub fn limit(&self) -> f64 {
+        self.limit
+    }
+
+    /// The outcome for a measured value `actual` (in the metric's unit).
+    pub fn verdict(&self, actual: f64) -> SloOutcome {
         SloOutcome {
             expr: self.text.clone(),
             actual,
-            pass,
+            pass: self.op.holds(actual, self.limit),
         }
     }
 }
@@ -153,11 +184,17 @@ fn parse_latency_us(s: &str) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// Each expression parses to exactly this metric, comparison and limit.
     macro_rules! slo {
-        ($name:ident, $text:expr, ok) => {
+        ($name:ident, $text:expr, $metric:expr, $op:expr, $limit:expr) => {
             #[test]
             fn $name() {
-                assert!(Slo::parse($text).is_ok(), "{:?}", Slo::parse($text));
+                let s = Slo::parse($text).unwrap();
+                assert_eq!(
+                    (s.metric(), s.op(), s.limit()),
+                    ($metric, $op, $limit as f64)
+                );
+                assert_eq!(s.text(), $text);
             }
         };
         ($name:ident, $text:expr, err) => {
@@ -168,13 +205,92 @@ mod tests {
         };
     }
 
-    slo!(p99_ms, "p99<2ms", ok);
-    slo!(p999_us_spaced, "p99.9 <= 500us", ok);
-    slo!(errors_percent, "errors<0.1%", ok);
-    slo!(rps_floor, "rps>=10000", ok);
+    slo!(p99_ms, "p99<2ms", Metric::Quantile(0.99), Op::Less, 2000);
+    slo!(
+        p999_us_spaced,
+        "p99.9 <= 500us",
+        // As the parser computes it: 0.999 is not exactly 99.9 / 100 in binary.
+        Metric::Quantile(99.9 / 100.0),
+        Op::LessOrEqual,
+        500
+    );
+    slo!(
+        errors_percent,
+        "errors<0.1%",
+        Metric::ErrorPercent,
+        Op::Less,
+        0.1
+    );
+    slo!(error_count, "err<=10", Metric::Errors, Op::LessOrEqual, 10);
+    slo!(
+        rps_floor,
+        "rps>=10000",
+        Metric::Rps,
+        Op::GreaterOrEqual,
+        10000
+    );
+    slo!(rps_above, "req/s>5", Metric::Rps, Op::Greater, 5);
+    slo!(
+        mean_avg_alias,
+        "avg<1.5s",
+        Metric::Mean,
+        Op::Less,
+        1_500_000
+    );
+    slo!(max_ns, "max<500ns", Metric::Max, Op::Less, 0.5);
     slo!(latency_without_unit, "p99<2", err);
     slo!(unknown_metric, "latency<2ms", err);
     slo!(no_operator, "p99=2ms", err);
+    slo!(percentile_above_100, "p101<2ms", err);
+    slo!(percentage_not_a_number, "errors<x%", err);
+
+    /// `actual OP limit` for every comparison at, below and above the limit.
+    macro_rules! holds {
+        ($name:ident, $op:expr, [$below:expr, $at:expr, $above:expr]) => {
+            #[test]
+            fn $name() {
+                assert_eq!(
+                    [
+                        $op.holds(1.0, 2.0),
+                        $op.holds(2.0, 2.0),
+                        $op.holds(3.0, 2.0)
+                    ],
+                    [$below, $at, $above]
+                );
+            }
+        };
+    }
+
+    holds!(less_excludes_the_limit, Op::Less, [true, false, false]);
+    holds!(
+        less_or_equal_includes_it,
+        Op::LessOrEqual,
+        [true, true, false]
+    );
+    holds!(
+        greater_excludes_the_limit,
+        Op::Greater,
+        [false, false, true]
+    );
+    holds!(
+        greater_or_equal_includes_it,
+        Op::GreaterOrEqual,
+        [false, true, true]
+    );
+
+    #[test]
+    fn verdict_carries_expression_and_value() {
+        let s = Slo::parse("p99 < 2ms").unwrap();
+        assert_eq!(
+            s.verdict(2500.0),
+            SloOutcome {
+                expr: "p99 < 2ms".into(),
+                actual: 2500.0,
+                pass: false
+            }
+        );
+        assert!(s.verdict(1999.0).pass);
+    }
 
     #[test]
     fn latency_units_scale() {

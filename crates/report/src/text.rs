@@ -2,16 +2,43 @@
 //! `Requests/sec`), plus the per-thread table of the pinned-wrk fork (with Min), the error
 //! classes, the concurrency check and the client self-check.
 use crate::format::{bytes, latency_us, metric};
-use crate::json::{CLIENT_BOUND_NOTE, JsonReport};
-use crate::latency::{Percentiles, QUANTILES};
-use crate::result::RunResult;
+use crate::latency::QUANTILES;
+use crate::summary::{CLIENT_BOUND_NOTE, Summary};
 use std::fmt::Write;
 
-/// Renders the text report. `report` is the JSON view of the same run (it carries the merged
-/// summaries and SLO outcomes, so both outputs say the same).
-pub fn render(run: &RunResult, report: &JsonReport) -> String {
+/// Renders the text report of a summarised run (its SLO verdicts included).
+pub fn render(s: &Summary) -> String {
     let mut o = String::new();
-    let info = &run.info;
+    heading(&mut o, s);
+    thread_stats(&mut o, s);
+    distribution(&mut o, s);
+    thread_table(&mut o, s);
+    let _ = writeln!(
+        o,
+        "  {} requests in {:.2}s, {} read",
+        s.requests,
+        s.elapsed.as_secs_f64(),
+        bytes(s.bytes_read as f64)
+    );
+    errors(&mut o, s);
+    let _ = writeln!(o, "Requests/sec: {:>10.2}", s.rps);
+    let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(s.bytes_per_s));
+    client(&mut o, s);
+    for v in &s.slo {
+        let _ = writeln!(
+            o,
+            "SLO {}: {} (measured {:.3})",
+            v.expr,
+            if v.pass { "pass" } else { "FAIL" },
+            v.actual
+        );
+    }
+    o
+}
+
+/// `Running 5s test @ URL` and the settings line under it.
+fn heading(o: &mut String, s: &Summary) {
+    let info = &s.info;
     let what = match (info.duration, info.requests) {
         (_, Some(n)) => format!("{n} requests"),
         (Some(d), None) => format!("{}s", trim_float(d.as_secs_f64())),
@@ -39,7 +66,11 @@ pub fn render(run: &RunResult, report: &JsonReport) -> String {
         info.pipeline,
         trim_float(info.warmup.as_secs_f64())
     );
-    let c = &report.latency.corrected;
+}
+
+/// wrk's `Thread Stats` block: latency and Req/Sec rows.
+fn thread_stats(o: &mut String, s: &Summary) {
+    let c = &s.percentiles.corrected;
     let _ = writeln!(o, "  Thread Stats   Avg      Stdev     Max   +/- Stdev");
     let _ = writeln!(
         o,
@@ -49,22 +80,29 @@ pub fn render(run: &RunResult, report: &JsonReport) -> String {
         latency_us(c.max_us),
         c.within_stdev * 100.0
     );
-    let rs = req_per_sec(run);
+    let rs = &s.req_per_sec;
     let _ = writeln!(
         o,
         "    Req/Sec {:>9} {:>9} {:>9} {:>8.2}%",
-        metric(rs.0),
-        metric(rs.1),
-        metric(rs.2),
-        rs.3 * 100.0
+        metric(rs.mean),
+        metric(rs.stdev),
+        metric(rs.max),
+        rs.within_stdev * 100.0
     );
-    let u = &report.latency.uncorrected;
-    let w = &report.latency.queue_wait;
+}
+
+/// The percentile table: corrected, uncorrected and queue wait side by side.
+fn distribution(o: &mut String, s: &Summary) {
+    let (c, u, w) = (
+        &s.percentiles.corrected,
+        &s.percentiles.uncorrected,
+        &s.percentiles.queue_wait,
+    );
     let _ = writeln!(
         o,
         "  Latency Distribution   corrected  uncorrected   queue wait"
     );
-    if info.rate_per_s.is_none() {
+    if s.info.rate_per_s.is_none() {
         let _ = writeln!(
             o,
             "  (closed model: no schedule, so latency counts from each send and both columns agree)"
@@ -87,53 +125,15 @@ pub fn render(run: &RunResult, report: &JsonReport) -> String {
         latency_us(u.max_us),
         latency_us(w.max_us)
     );
-    thread_table(&mut o, report);
-    let _ = writeln!(
-        o,
-        "  {} requests in {:.2}s, {} read",
-        report.requests,
-        report.duration_s,
-        bytes(report.bytes_read as f64)
-    );
-    errors(&mut o, report);
-    let _ = writeln!(o, "Requests/sec: {:>10.2}", report.rps);
-    let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(report.bytes_per_s));
-    let cl = &report.client;
-    let _ = write!(
-        o,
-        "Client: {:.2}s CPU, {:.0} ns CPU per request, busiest worker {:.0}% busy",
-        cl.cpu_s,
-        cl.cpu_ns_per_request,
-        cl.max_busy * 100.0
-    );
-    // Said only when it happened: the client waited on its own timer (see `--coalesce`).
-    let naps: u64 = cl.workers.iter().map(|w| w.naps).sum();
-    if naps > 0 {
-        let _ = write!(o, ", {naps} naps after small batches (--coalesce)");
-    }
-    let _ = writeln!(o);
-    if cl.client_bound {
-        let _ = writeln!(o, "WARNING: {CLIENT_BOUND_NOTE}");
-    }
-    for s in &report.slo {
-        let _ = writeln!(
-            o,
-            "SLO {}: {} (measured {:.3})",
-            s.expr,
-            if s.pass { "pass" } else { "FAIL" },
-            s.actual
-        );
-    }
-    o
 }
 
-fn thread_table(o: &mut String, report: &JsonReport) {
+fn thread_table(o: &mut String, s: &Summary) {
     let _ = writeln!(
         o,
         "  Thread  CPU   Requests      Req/s       Min       Avg       p50       p99       Max  Busy"
     );
-    for t in &report.client.workers {
-        let l: &Percentiles = &t.latency;
+    for t in &s.workers {
+        let l = &t.latency;
         let _ = writeln!(
             o,
             "  {:>6} {:>4} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>4.0}%",
@@ -151,8 +151,8 @@ fn thread_table(o: &mut String, report: &JsonReport) {
     }
 }
 
-fn errors(o: &mut String, r: &JsonReport) {
-    let e = &r.errors;
+fn errors(o: &mut String, s: &Summary) {
+    let e = &s.errors;
     let connect = e.connect_refused + e.connect_timeout + e.connect_other;
     if connect + e.read + e.write + e.timeout > 0 {
         let _ = writeln!(
@@ -168,56 +168,61 @@ fn errors(o: &mut String, r: &JsonReport) {
             e.parse, e.body_length
         );
     }
-    if e.bad_status > 0 {
-        let codes: Vec<String> = e
-            .status
+    let bad_status = e.bad_status();
+    if bad_status > 0 {
+        // In the JSON document's order (codes as text) and by its first digit, so the two
+        // outputs list the same codes the same way.
+        let by_text: std::collections::BTreeMap<String, u64> =
+            e.status_counts().map(|(c, n)| (c.to_string(), n)).collect();
+        let codes: Vec<String> = by_text
             .iter()
             .filter(|(c, _)| !c.starts_with('2') && !c.starts_with('3'))
             .map(|(c, n)| format!("{c}: {n}"))
             .collect();
         let _ = writeln!(
             o,
-            "  Non-2xx or 3xx responses: {} ({})",
-            e.bad_status,
+            "  Non-2xx or 3xx responses: {bad_status} ({})",
             codes.join(", ")
         );
     }
-    let c = &r.connections;
-    if !c.reached {
+    let requested = s.info.connections;
+    let c = &s.conns;
+    if !s.concurrency_reached {
         let _ = writeln!(
             o,
-            "  WARNING: CONCURRENCY NOT REACHED: {} connections requested, at most {} open at once \
-             ({} established, {} failed)",
-            c.requested, c.peak_open, c.established, c.failed
+            "  WARNING: CONCURRENCY NOT REACHED: {requested} connections requested, at most {} \
+             open at once ({} established, {} failed)",
+            c.peak_open, c.established, c.failed
         );
     }
     if c.reconnects > 0 || c.failed > 0 {
         let _ = writeln!(
             o,
-            "  Connections: {} requested, {} established, {} failed, {} reconnects",
-            c.requested, c.established, c.failed, c.reconnects
+            "  Connections: {requested} requested, {} established, {} failed, {} reconnects",
+            c.established, c.failed, c.reconnects
         );
     }
 }
 
-/// wrk's Req/Sec row: mean, stdev, max and share within one stdev of per-thread per-second
-/// samples.
-fn req_per_sec(run: &RunResult) -> (f64, f64, f64, f64) {
-    let samples: Vec<f64> = run
-        .workers
-        .iter()
-        .flat_map(|w| w.per_second.iter().map(|&n| n as f64))
-        .collect();
-    if samples.is_empty() {
-        return (0.0, 0.0, 0.0, 0.0);
+/// The client's self-check line, and the warning when it limited the run.
+fn client(o: &mut String, s: &Summary) {
+    let cl = &s.client;
+    let _ = write!(
+        o,
+        "Client: {:.2}s CPU, {:.0} ns CPU per request, busiest worker {:.0}% busy",
+        cl.cpu.as_secs_f64(),
+        cl.cpu_ns_per_request,
+        cl.max_busy * 100.0
+    );
+    // Said only when it happened: the client waited on its own timer (see `--coalesce`).
+    let naps = s.naps();
+    if naps > 0 {
+        let _ = write!(o, ", {naps} naps after small batches (--coalesce)");
     }
-    let n = samples.len() as f64;
-    let mean = samples.iter().sum::<f64>() / n;
-    let var = samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n;
-    let sd = var.sqrt();
-    let max = samples.iter().copied().fold(0.0, f64::max);
-    let within = samples.iter().filter(|s| (*s - mean).abs() <= sd).count() as f64 / n;
-    (mean, sd, max, within)
+    let _ = writeln!(o);
+    if cl.client_bound {
+        let _ = writeln!(o, "WARNING: {CLIENT_BOUND_NOTE}");
+    }
 }
 
 fn trim_float(x: f64) -> String {

@@ -5,7 +5,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use std::time::{Duration, SystemTime};
-use twelve_report::{IntervalLog, Recorder};
+use twelve_report::{IntervalLog, IntervalRecord, Recorder};
 
 #[test]
 fn interval_log_round_trips() {
@@ -18,7 +18,11 @@ fn interval_log_round_trips() {
             r.record(0, i * 100, 10_000 + i * 1_000 + s);
         }
         written.push(r.clone());
-        log.push(Duration::from_secs(s), Duration::from_secs(1), r);
+        log.push(IntervalRecord {
+            offset: Duration::from_secs(s),
+            length: Duration::from_secs(1),
+            latency: r,
+        });
     }
     let bytes = log.finish().unwrap();
     let text = String::from_utf8(bytes.clone()).unwrap();

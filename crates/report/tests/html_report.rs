@@ -130,7 +130,7 @@ fn every_plot_is_well_formed_svg_with_its_labels() {
 #[test]
 fn percentile_curve_runs_out_to_the_tail() {
     let s = common::step(10.0, 100);
-    let curve = plot::percentile_curve(&s.run.merged_latency().corrected);
+    let curve = plot::percentile_curve(&s.summary.latency.corrected);
     let (x_last, y_last) = *curve.last().unwrap();
     assert!(x_last >= 500.0, "1/(1-p) reached only {x_last}");
     assert!(y_last > 1000.0 && y_last < 1100.0, "{y_last}");

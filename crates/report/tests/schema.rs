@@ -5,7 +5,7 @@ mod common;
 use common::validate::validate;
 use serde_json::Value;
 use std::time::Duration;
-use twelve_report::{JsonReport, RunInfo, RunResult, SCHEMA, Slo, WorkerResult};
+use twelve_report::{JsonReport, RunInfo, RunResult, SCHEMA, Slo, Summary, WorkerResult};
 
 fn sample_run() -> RunResult {
     let mut workers = Vec::new();
@@ -52,18 +52,20 @@ fn sample_run() -> RunResult {
     }
 }
 
+/// The summary with no SLOs.
+fn summarise(run: &RunResult) -> Summary {
+    Summary::new(run, &[])
+}
+
 #[test]
 fn real_output_matches_schema() {
     let run = sample_run();
-    let slo = vec![
-        Slo::parse("p99<2ms")
-            .unwrap()
-            .check(&JsonReport::new(&run, "0", vec![])),
-        Slo::parse("errors<0.1%")
-            .unwrap()
-            .check(&JsonReport::new(&run, "0", vec![])),
+    let slos = [
+        Slo::parse("p99<2ms").unwrap(),
+        Slo::parse("errors<0.1%").unwrap(),
     ];
-    let doc: Value = serde_json::from_str(&JsonReport::new(&run, "0.1.0", slo).to_json()).unwrap();
+    let summary = Summary::new(&run, &slos);
+    let doc: Value = serde_json::from_str(&JsonReport::of(&summary, "0.1.0").to_json()).unwrap();
     let schema: Value = serde_json::from_str(SCHEMA).unwrap();
     let mut errors = Vec::new();
     validate(&schema, &schema, &doc, "$", &mut errors);
@@ -83,7 +85,7 @@ fn real_output_matches_schema() {
 #[test]
 fn validator_rejects_a_missing_field() {
     let mut doc: Value =
-        serde_json::from_str(&JsonReport::new(&sample_run(), "0", vec![]).to_json()).unwrap();
+        serde_json::from_str(&JsonReport::of(&summarise(&sample_run()), "0").to_json()).unwrap();
     doc.as_object_mut().unwrap().remove("rps");
     doc["latency"]["corrected"]["p99_us"] = Value::String("fast".into());
     let schema: Value = serde_json::from_str(SCHEMA).unwrap();
@@ -95,7 +97,7 @@ fn validator_rejects_a_missing_field() {
 #[test]
 fn merged_totals_equal_the_sum_over_workers() {
     let run = sample_run();
-    let doc = JsonReport::new(&run, "0", vec![]);
+    let doc = JsonReport::of(&summarise(&run), "0");
     assert_eq!(doc.requests, 2000);
     assert_eq!(doc.latency.corrected.count, 2000);
     assert_eq!(doc.errors.status["503"], 20);
@@ -107,20 +109,17 @@ fn merged_totals_equal_the_sum_over_workers() {
 #[test]
 fn slo_decides_on_measured_values() {
     let run = sample_run();
-    let doc = JsonReport::new(&run, "0", vec![]);
-    assert!(Slo::parse("p99<2ms").unwrap().check(&doc).pass);
-    assert!(!Slo::parse("p99<20us").unwrap().check(&doc).pass);
-    assert!(!Slo::parse("errors<0.1%").unwrap().check(&doc).pass);
+    let s = summarise(&run);
+    assert!(Slo::parse("p99<2ms").unwrap().check(&s).pass);
+    assert!(!Slo::parse("p99<20us").unwrap().check(&s).pass);
+    assert!(!Slo::parse("errors<0.1%").unwrap().check(&s).pass);
 }
 
 /// The client line names the naps of `--coalesce` only when there were some.
 #[test]
 fn text_report_counts_naps_only_when_taken() {
     let mut run = sample_run();
-    let text = |run: &RunResult| {
-        let doc = JsonReport::new(run, "0", vec![]);
-        twelve_report::text::render(run, &doc)
-    };
+    let text = |run: &RunResult| twelve_report::text::render(&summarise(run));
     assert!(!text(&run).contains("naps"), "{}", text(&run));
     run.workers[0].naps = 30;
     run.workers[1].naps = 12;
@@ -133,9 +132,7 @@ fn text_report_counts_naps_only_when_taken() {
 
 #[test]
 fn text_report_has_wrk_layout() {
-    let run = sample_run();
-    let doc = JsonReport::new(&run, "0", vec![]);
-    let text = twelve_report::text::render(&run, &doc);
+    let text = twelve_report::text::render(&summarise(&sample_run()));
     for line in [
         "Running 2s test @ http://127.0.0.1:8080/json",
         "Thread Stats   Avg      Stdev     Max   +/- Stdev",
@@ -151,7 +148,7 @@ fn text_report_has_wrk_layout() {
 
 #[test]
 fn a_report_carrying_the_doctor_summary_matches_schema() {
-    let mut report = JsonReport::new(&sample_run(), "0.1.0", vec![]);
+    let mut report = JsonReport::of(&summarise(&sample_run()), "0.1.0");
     // The shape `twelve_doctor::Summary` serializes to (crates/doctor/report.schema.json).
     report.doctor = Some(serde_json::json!({
         "schema_version": 1, "ok": 1, "advise": 1, "warn": 0, "unknown": 0,
@@ -169,3 +166,101 @@ fn a_report_carrying_the_doctor_summary_matches_schema() {
     validate(&schema, &schema, &broken, "$", &mut errors);
     assert!(!errors.is_empty(), "a doctor summary without `warn` passed");
 }
+
+/// A comparison of two rounds per side, the second side 10% faster.
+fn comparison_doc() -> Value {
+    use twelve_report::visual::compare::{CompareDoc, SideJson, compare};
+    let side = |scale: u64| -> Vec<Summary> {
+        (0..2)
+            .map(|_| {
+                let mut run = sample_run();
+                for w in &mut run.workers {
+                    w.requests = w.requests * scale / 10;
+                }
+                summarise(&run)
+            })
+            .collect()
+    };
+    let figures = compare(&side(10), &side(11));
+    let url = "http://127.0.0.1:8080/json".to_string();
+    let doc = CompareDoc::new(
+        "0.1.0",
+        2,
+        SideJson {
+            spec: url.clone(),
+            url: url.clone(),
+        },
+        SideJson {
+            spec: "twelve serve".into(),
+            url,
+        },
+        &figures,
+    );
+    serde_json::from_str(&doc.to_json()).unwrap()
+}
+
+#[test]
+fn compare_output_matches_schema() {
+    let doc = comparison_doc();
+    let schema: Value = serde_json::from_str(twelve_report::visual::COMPARE_SCHEMA).unwrap();
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &doc, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(doc["schema"], twelve_report::visual::COMPARE_SCHEMA_ID);
+    let figures = doc["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 8);
+    assert_eq!(figures[0]["figure"], "req/s");
+    assert_eq!(figures[0]["a"]["values"].as_array().unwrap().len(), 2);
+    let ratio = figures[0]["ratio_b_over_a"]["median"].as_f64().unwrap();
+    assert!((ratio - 1.1).abs() < 1e-9, "{ratio}");
+}
+
+#[test]
+fn compare_validator_rejects_a_missing_side_and_a_bad_value() {
+    let mut doc = comparison_doc();
+    doc.as_object_mut().unwrap().remove("b");
+    doc["figures"][1]["a"]["values"][0] = Value::String("fast".into());
+    let schema: Value = serde_json::from_str(twelve_report::visual::COMPARE_SCHEMA).unwrap();
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &doc, "$", &mut errors);
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+}
+
+/// The whole text report of the sample run, byte for byte: the layout users and scripts read
+/// (checked equal to the report before the summary refactor, which rendered from the DTO).
+#[test]
+fn text_report_golden() {
+    let slos = [
+        Slo::parse("p99<2ms").unwrap(),
+        Slo::parse("errors<0.1%").unwrap(),
+    ];
+    let text = twelve_report::text::render(&Summary::new(&sample_run(), &slos));
+    assert_eq!(text, GOLDEN_TEXT, "\n{text}");
+}
+
+const GOLDEN_TEXT: &str = r"Running 2s test @ http://127.0.0.1:8080/json
+  2 threads and 16 connections, open model at 1.00k req/s (poisson), keep-alive, pipeline 1, warm-up 1s
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   25.00us    2.89us   30.00us    57.80%
+    Req/Sec    500.00      0.00    500.00   100.00%
+  Latency Distribution   corrected  uncorrected   queue wait
+        50%             24.99us      24.70us       0.30us
+        75%             27.50us      27.20us       0.30us
+        90%             28.99us      28.70us       0.30us
+        99%             29.90us      29.60us       0.30us
+      99.9%             29.98us      29.70us       0.30us
+     99.99%             30.00us      29.70us       0.30us
+    99.999%             30.00us      29.70us       0.30us
+        max             30.00us      29.70us       0.30us
+  Thread  CPU   Requests      Req/s       Min       Avg       p50       p99       Max  Busy
+       0    0       1000     500.00   20.00us   25.00us   24.99us   29.90us   30.00us   45%
+       1    1       1000     500.00   20.00us   25.00us   24.99us   29.90us   30.00us   45%
+  2000 requests in 2.00s, 292.97KB read
+  Socket errors: connect 0 (refused 0, timeout 0, other 0), read 0, write 0, timeout 2
+  Non-2xx or 3xx responses: 20 (503: 20)
+Requests/sec:    1000.00
+Transfer/sec:   146.48KB
+Client: 1.80s CPU, 900000 ns CPU per request, busiest worker 45% busy
+SLO p99<2ms: pass (measured 29.903)
+SLO errors<0.1%: FAIL (measured 1.088)
+";

@@ -1,5 +1,5 @@
 //! The sweep `--json` document: every step's full bench report plus its summary row, and the
-//! knee when one was searched. Schema: `sweep-report.schema.json` beside this file.
+//! knee when one was searched. Schema: `schema/sweep-report.schema.json`.
 use super::step::{LoadKind, Step, StepRow};
 use crate::json::JsonReport;
 use serde::Serialize;
@@ -7,7 +7,7 @@ use serde::Serialize;
 /// The identifier in every document's `schema` field.
 pub const SWEEP_SCHEMA_ID: &str = "twelve-sweep-report/1";
 /// The JSON Schema (draft 2020-12) the documents follow.
-pub const SWEEP_SCHEMA: &str = include_str!("sweep-report.schema.json");
+pub const SWEEP_SCHEMA: &str = include_str!("../../schema/sweep-report.schema.json");
 
 /// A sweep as written by `twelve sweep --json`.
 #[derive(Debug, Clone, Serialize)]
@@ -73,7 +73,7 @@ impl SweepDoc {
             settings: Vec::new(),
             slo: steps
                 .first()
-                .map(|s| s.slo.iter().map(|o| o.expr.clone()).collect())
+                .map(|s| s.summary.slo.iter().map(|o| o.expr.clone()).collect())
                 .unwrap_or_default(),
             steps: steps
                 .iter()
@@ -83,7 +83,7 @@ impl SweepDoc {
                     load: s.load,
                     passed: s.passed(),
                     row: StepRow::of(s),
-                    report: JsonReport::new(&s.run, version, s.slo.clone()),
+                    report: JsonReport::of(&s.summary, version),
                 })
                 .collect(),
             knee: None,

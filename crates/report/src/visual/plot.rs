@@ -266,7 +266,7 @@ pub fn latency(kind: LoadKind, rows: &[StepRow]) -> Result<String, PlotError> {
 pub fn distribution(steps: &[&Step]) -> Result<String, PlotError> {
     let mut lines = Vec::new();
     for (i, s) in steps.iter().enumerate() {
-        let lat = s.run.merged_latency();
+        let lat = &s.summary.latency;
         let color = PALETTE[i % PALETTE.len()];
         for (h, which, dashed) in [
             (&lat.corrected, "corrected", false),
@@ -325,10 +325,8 @@ pub fn errors(kind: LoadKind, steps: &[&Step]) -> Result<String, PlotError> {
         ("body length", |e| e.body_length),
         ("bad status", |e| e.bad_status()),
     ];
-    let merged: Vec<(f64, crate::Errors)> = steps
-        .iter()
-        .map(|s| (s.load, s.run.merged_errors()))
-        .collect();
+    let merged: Vec<(f64, &crate::Errors)> =
+        steps.iter().map(|s| (s.load, &s.summary.errors)).collect();
     let mut lines: Vec<Line> = classes
         .iter()
         .enumerate()

@@ -1,6 +1,5 @@
 //! One step of a sweep (a finished bench run at one concurrency or rate) and its CSV/JSON row.
-use crate::result::RunResult;
-use crate::slo::SloOutcome;
+use crate::summary::Summary;
 use serde::Serialize;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -39,16 +38,14 @@ pub struct Step {
     pub load: f64,
     /// Wall-clock start of the measured window.
     pub start: SystemTime,
-    /// The run, with every worker's histograms.
-    pub run: RunResult,
-    /// SLOs judged on this step (empty when none were given).
-    pub slo: Vec<SloOutcome>,
+    /// The run, summarised once (merged histograms and SLO verdicts included).
+    pub summary: Summary,
 }
 
 impl Step {
     /// Whether every SLO held (true when there were none).
     pub fn passed(&self) -> bool {
-        self.slo.iter().all(|s| s.pass)
+        self.summary.passed()
     }
 }
 
@@ -90,39 +87,34 @@ pub struct StepRow {
 }
 
 impl StepRow {
-    /// Summarises a step from its merged histograms.
+    /// The row of a step, read off its summary.
     pub fn of(step: &Step) -> Self {
-        let lat = step.run.merged_latency();
-        let h = &lat.corrected;
-        let us = |ns: u64| ns as f64 / 1e3;
-        let q = |q: f64| {
-            if h.is_empty() {
-                0.0
-            } else {
-                us(h.value_at_quantile(q))
-            }
-        };
+        let s = &step.summary;
+        let c = &s.percentiles.corrected;
         let start_unix_s = step
             .start
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs_f64();
+        // The quantile columns are ab+.sh's (p95 among them, which the summary's percentile
+        // set lacks), read off the merged histogram.
+        let q = |q: f64| s.corrected_quantile_us(q);
         Self {
             start_unix_s,
             load: step.load,
-            complete: step.run.requests(),
-            failed: step.run.merged_errors().total(),
-            rps: step.run.rps(),
-            min_us: if h.is_empty() { 0.0 } else { us(h.min()) },
-            mean_us: if h.is_empty() { 0.0 } else { h.mean() / 1e3 },
-            stddev_us: if h.is_empty() { 0.0 } else { h.stdev() / 1e3 },
+            complete: s.requests,
+            failed: s.errors.total(),
+            rps: s.rps,
+            min_us: c.min_us,
+            mean_us: c.mean_us,
+            stddev_us: c.stdev_us,
             p50_us: q(0.50),
             p90_us: q(0.90),
             p95_us: q(0.95),
             p99_us: q(0.99),
             p999_us: q(0.999),
-            max_us: if h.is_empty() { 0.0 } else { us(h.max()) },
-            client_busy: step.run.max_busy(),
+            max_us: c.max_us,
+            client_busy: s.client.max_busy,
         }
     }
 

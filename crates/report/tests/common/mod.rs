@@ -5,7 +5,7 @@
 pub mod validate;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use twelve_report::visual::{HtmlPage, LoadKind, Step, StepRow, plot};
-use twelve_report::{RunInfo, RunResult, Slo, WorkerResult};
+use twelve_report::{RunInfo, RunResult, Slo, Summary, WorkerResult};
 
 /// 2026-11-22T13:05:01.123Z.
 pub fn start() -> SystemTime {
@@ -49,12 +49,10 @@ pub fn step(load: f64, base_us: u64) -> Step {
         workers: vec![w],
     };
     let slo = Slo::parse("p99<2ms").unwrap();
-    let report = twelve_report::JsonReport::new(&run, "test", Vec::new());
     Step {
         load,
         start: start() + Duration::from_secs(load as u64),
-        slo: vec![slo.check(&report)],
-        run,
+        summary: Summary::new(&run, &[slo]),
     }
 }
 

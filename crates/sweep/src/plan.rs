@@ -7,8 +7,13 @@
 //! list  = value *( "," value )            ; e.g. 10,50,200
 //! value = number [ "k" / "M" ]
 //! ```
-use crate::config::parse_rate;
+//!
+//! A concurrency plan counts connections: its values are whole numbers ([`parse_count`]) and
+//! a geometric range rounds each step to a whole connection count, dropping repeats. A rate
+//! plan's values may be fractional.
 use std::fmt;
+use twelve_load::{parse_count, parse_rate};
+use twelve_report::visual::LoadKind;
 
 /// Most steps one plan may hold (a typo such as `1..1000000:1` should not start a day-long run).
 pub const MAX_STEPS: usize = 1000;
@@ -25,20 +30,27 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// Parses a plan into its steps, in order.
-pub fn parse_plan(text: &str) -> Result<Vec<f64>, PlanError> {
+/// Parses a plan of `kind` into its steps, in order.
+pub fn parse_plan(text: &str, kind: LoadKind) -> Result<Vec<f64>, PlanError> {
     let bad = |why: &str| {
         PlanError(format!(
             "step plan {text:?}: {why} (e.g. 100..1000:100, 1k..64k*2, 10,50,200)"
         ))
     };
-    let num = |s: &str| parse_rate(s.trim()).map_err(|_| bad(&format!("bad number {s:?}")));
+    let rate = |s: &str| parse_rate(s.trim()).map_err(|_| bad(&format!("bad number {s:?}")));
+    let num = |s: &str| match kind {
+        LoadKind::Rate => rate(s),
+        LoadKind::Concurrency => parse_count(s.trim())
+            .map(|n| n as f64)
+            .map_err(|_| bad(&format!("bad connection count {s:?}"))),
+    };
     let steps = if let Some((low, rest)) = text.split_once("..") {
         let low = num(low)?;
         let (high, step, geometric) = if let Some((h, s)) = rest.split_once(':') {
             (num(h)?, num(s)?, false)
         } else if let Some((h, f)) = rest.split_once('*') {
-            (num(h)?, num(f)?, true)
+            // FACTOR multiplies: it may be fractional in either kind of plan.
+            (num(h)?, rate(f)?, true)
         } else {
             return Err(bad("a range needs :STEP or *FACTOR"));
         };
@@ -53,9 +65,17 @@ pub fn parse_plan(text: &str) -> Result<Vec<f64>, PlanError> {
             // the small slack admits HIGH itself despite floating-point error.
             let mut out = Vec::new();
             let mut v = low;
+            let mut n = 0;
             while v <= high * (1.0 + 1e-9) && out.len() <= MAX_STEPS {
                 out.push(v);
-                v = low * step.powi(out.len() as i32);
+                n += 1;
+                v = low * step.powi(n);
+            }
+            if kind == LoadKind::Concurrency {
+                for v in &mut out {
+                    *v = v.round();
+                }
+                out.dedup();
             }
             out
         } else {
@@ -86,15 +106,22 @@ mod tests {
 
     macro_rules! plan {
         ($name:ident, $text:expr, [$($v:expr),*]) => {
-            #[test]
-            fn $name() {
-                assert_eq!(parse_plan($text).unwrap(), vec![$($v as f64),*]);
-            }
+            plan!($name, Rate, $text, [$($v),*]);
         };
         ($name:ident, $text:expr, err) => {
+            plan!($name, Rate, $text, err);
+        };
+        ($name:ident, $kind:ident, $text:expr, [$($v:expr),*]) => {
             #[test]
             fn $name() {
-                assert!(parse_plan($text).is_err(), "{:?}", parse_plan($text));
+                assert_eq!(parse_plan($text, LoadKind::$kind).unwrap(), vec![$($v as f64),*]);
+            }
+        };
+        ($name:ident, $kind:ident, $text:expr, err) => {
+            #[test]
+            fn $name() {
+                let got = parse_plan($text, LoadKind::$kind);
+                assert!(got.is_err(), "{got:?}");
             }
         };
     }
@@ -122,4 +149,20 @@ mod tests {
     plan!(zero_value, "0,10", err);
     plan!(too_many_steps, "1..1000000:1", err);
     plan!(garbage, "lots", err);
+    plan!(
+        concurrency_range,
+        Concurrency,
+        "1k..3k:1k",
+        [1000, 2000, 3000]
+    );
+    plan!(concurrency_list, Concurrency, "1,2,64", [1, 2, 64]);
+    plan!(concurrency_fraction, Concurrency, "1.5,2", err);
+    plan!(concurrency_fractional_step, Concurrency, "1..2:0.5", err);
+    // 1, 1.5, 2.25, 3.375, 5.06, 7.59: rounded to whole connections, the repeat of 2 dropped.
+    plan!(
+        concurrency_geometric_rounds,
+        Concurrency,
+        "1..8*1.5",
+        [1, 2, 3, 5, 8]
+    );
 }

@@ -2,10 +2,9 @@
 //! each, and the SLO verdict of each; and the knee search on top of it.
 use super::drain::{DrainPolicy, Drained, wait_drained};
 use super::knee::{KneeResult, KneeSearch, find_max_rate};
-use crate::config::{Arrival, Config, Model};
-use crate::run::{LoadError, run};
+use twelve_load::{Arrival, Config, LoadError, Model, run};
 use twelve_report::visual::{LoadKind, Step};
-use twelve_report::{JsonReport, RunResult, Slo, SloOutcome};
+use twelve_report::{Slo, Summary};
 
 /// The configuration of one step: `base` with its connections (closed model) or its rate
 /// (open model, keeping `base`'s arrival process and seed) set to `load`.
@@ -35,12 +34,6 @@ pub fn configure(base: &Config, kind: LoadKind, load: f64) -> Config {
     c
 }
 
-/// Judges every SLO against a finished run.
-pub fn judge(run: &RunResult, slos: &[Slo]) -> Vec<SloOutcome> {
-    let report = JsonReport::new(run, "", Vec::new());
-    slos.iter().map(|s| s.check(&report)).collect()
-}
-
 /// Runs one step: waits for the target's sockets to drain, then one bench run at `load`.
 /// Returns the step and what the drain wait found.
 pub fn run_step(
@@ -54,13 +47,11 @@ pub fn run_step(
     let drained = wait_drained(port, drain);
     let config = configure(base, kind, load);
     let outcome = run(&config, |_| {})?;
-    let slo = judge(&outcome.result, slos);
     Ok((
         Step {
             load,
             start: outcome.start,
-            run: outcome.result,
-            slo,
+            summary: Summary::new(&outcome.result, slos),
         },
         drained,
     ))
@@ -107,7 +98,7 @@ pub fn run_knee(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Target;
+    use twelve_load::Target;
 
     fn base() -> Config {
         let mut c = Config::new(vec![Target::parse("http://127.0.0.1:9/").unwrap()]);

@@ -4,6 +4,7 @@
 //! It assumes "meets the SLOs" is monotone in rate: true up to the knee, false above. Real
 //! measurements are noisy near the knee, so the answer is a bracket: the highest rate that
 //! passed and the lowest that failed, both reported with the runs that decided them.
+use twelve_report::visual::doc::Knee;
 
 /// The search's bounds and precision.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,6 +43,20 @@ pub struct KneeResult {
     pub fail_probe: Option<usize>,
     /// Every run, in order.
     pub probes: Vec<Probe>,
+}
+
+impl KneeResult {
+    /// The answer as the sweep document records it; the probe indices are step indices,
+    /// since every probe runs as one step.
+    pub fn to_doc(&self) -> Knee {
+        Knee {
+            max_rate_per_s: self.max_rate,
+            above_range: self.above_range,
+            bracket: self.bracket,
+            pass_step: self.pass_probe,
+            fail_step: self.fail_probe,
+        }
+    }
 }
 
 /// Bisects `[search.low, search.high]`; `probe(rate)` runs one step and says whether it
@@ -107,7 +122,7 @@ pub fn find_max_rate<E>(
 mod tests {
     use super::*;
     use std::time::Duration;
-    use twelve_report::{JsonReport, RunResult, Slo, WorkerResult};
+    use twelve_report::{RunResult, Slo, Summary, WorkerResult};
 
     /// A simulated server: an M/M/1 queue with capacity `mu` req/s. Below capacity the time
     /// in system is exponential with rate `mu − λ`, so p99 = ln(100) / (mu − λ); at or above
@@ -141,8 +156,7 @@ mod tests {
     }
 
     fn passes(mu: f64, rate: f64, slos: &[Slo]) -> bool {
-        let report = JsonReport::new(&simulated_run(mu, rate), "sim", Vec::new());
-        slos.iter().all(|s| s.check(&report).pass)
+        Summary::new(&simulated_run(mu, rate), slos).passed()
     }
 
     fn search(low: f64, high: f64) -> KneeSearch {

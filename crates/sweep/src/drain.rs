@@ -115,6 +115,22 @@ pub struct Drained {
     pub drained: bool,
 }
 
+impl Drained {
+    /// How the wait ended, as the sweep's step line says it: `0.4s`, or
+    /// `gave up after 30s (12 open)`.
+    pub fn describe(&self) -> String {
+        if self.drained {
+            format!("{:.1}s", self.waited.as_secs_f64())
+        } else {
+            format!(
+                "gave up after {:.0}s ({} open)",
+                self.waited.as_secs_f64(),
+                self.lingering
+            )
+        }
+    }
+}
+
 /// One look at /proc: the target port's sockets, the host's TIME_WAIT count, the port range.
 pub fn look(port: u16) -> Drained {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();

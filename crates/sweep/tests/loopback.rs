@@ -6,11 +6,10 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use twelve_load::sweep::driver::{run_knee, run_sweep};
-use twelve_load::sweep::{DrainPolicy, KneeSearch};
 use twelve_load::{Config, Stop, Target};
 use twelve_report::Slo;
 use twelve_report::visual::LoadKind;
+use twelve_sweep::{DrainPolicy, KneeSearch, run_knee, run_sweep};
 
 /// Answers every request (a head ending in CRLF CRLF, no body) with a 2-byte 200, keeping the
 /// connection alive; counts responses. One thread per connection.
@@ -81,13 +80,13 @@ fn concurrency_sweep_runs_every_step_after_a_drain() {
     .unwrap();
     assert_eq!(steps.len(), 3);
     for (s, want) in steps.iter().zip([1, 2, 4]) {
-        assert_eq!(s.run.info.connections, want);
-        assert!(s.run.requests() > 0, "step {} answered nothing", s.load);
-        assert_eq!(s.run.merged_errors().total(), 0);
+        assert_eq!(s.summary.info.connections, want);
+        assert!(s.summary.requests > 0, "step {} answered nothing", s.load);
+        assert_eq!(s.summary.errors.total(), 0);
         assert!(s.passed(), "no SLOs: every step passes");
     }
     // Measured responses are a subset of what the server answered (warm-up excluded).
-    let measured: u64 = steps.iter().map(|s| s.run.requests()).sum();
+    let measured: u64 = steps.iter().map(|s| s.summary.requests).sum();
     assert!(measured <= answered.load(Ordering::Relaxed));
     // Every step after the first started with the previous step's connections gone.
     assert!(seen.iter().all(|(_, drained, _)| *drained), "{seen:?}");
@@ -117,8 +116,8 @@ fn knee_search_over_loopback_reports_above_range() {
     let (steps, knee) = run_knee(&c, &search, &slos, &drain(), |_, _| {}).unwrap();
     assert_eq!(steps.len(), 2);
     assert_eq!((knee.max_rate, knee.above_range), (Some(400.0), true));
-    assert!(steps.iter().all(|s| s.run.info.rate_per_s.is_some()));
-    assert_eq!(steps[1].slo.len(), 2);
+    assert!(steps.iter().all(|s| s.summary.info.rate_per_s.is_some()));
+    assert_eq!(steps[1].summary.slo.len(), 2);
 }
 
 #[test]

@@ -1,0 +1,26 @@
+//! twelve-sweep: work made of many runs of twelve-load. Sweeps over load (ab+.sh built in),
+//! the knee search, and interleaved comparisons run one bench run per step or round,
+//! summarise each once (twelve-report's `Summary`), and hand them to twelve-report's
+//! writers (`twelve_report::visual`).
+//!
+//! - [`plan`]: step plans such as `100..1000:100`.
+//! - [`drain`]: waiting between runs until the last run's connections have drained.
+//! - [`knee`]: bisection for the highest rate that meets every SLO.
+//! - [`driver`]: running the steps of a sweep or a knee search.
+//! - [`compare`]: A B A B rounds.
+//! - [`side`]: one side of a comparison: a URL, or a command that starts a server.
+#![forbid(unsafe_code)]
+
+pub mod compare;
+pub mod drain;
+pub mod driver;
+pub mod knee;
+pub mod plan;
+pub mod side;
+
+pub use compare::{Side, interleave};
+pub use drain::{DrainPolicy, Drained, wait_drained};
+pub use driver::{configure, run_knee, run_step, run_sweep};
+pub use knee::{KneeResult, KneeSearch, find_max_rate};
+pub use plan::{PlanError, parse_plan};
+pub use side::{SideError, SideSpec, run_side, stop_running_server};
