@@ -2,7 +2,8 @@
 //! stop them gracefully.
 
 use crate::backend::epoll::{self, WorkerSetup};
-use crate::config::{Config, Steer};
+use crate::backend::uring;
+use crate::config::{Backend, Config, Steer};
 use crate::conn::{Ctx, TimeoutsMs};
 use crate::metrics::{MetricsSnapshot, WorkerMetrics};
 use crate::pool::Pool;
@@ -174,6 +175,7 @@ impl Server {
             Some(given) => adopt_listeners(given, cpus.len())?,
         };
         // The handle keeps its own descriptors of the sockets until shutdown, to hand them on.
+        let (io, io_fallback) = choose_backend(config.io);
         let held =
             dup_all(&listeners).map_err(|source| StartError::Inherited { worker: 0, source })?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -204,7 +206,7 @@ impl Server {
                 metrics: &metrics,
             };
             let setup = shared.worker(i, cpu, mine, wake);
-            match spawn_worker(setup, tx.clone()) {
+            match spawn_worker(setup, io, tx.clone()) {
                 Ok(t) => threads.push(t),
                 Err(source) => {
                     // Stop the workers already started before reporting.
@@ -215,7 +217,9 @@ impl Server {
             }
         }
         drop(tx);
-        let handle = ServerHandle {
+        let mut handle = ServerHandle {
+            backends: vec![io; cpus.len()],
+            io_fallback,
             addrs,
             cpus,
             threads,
@@ -227,8 +231,11 @@ impl Server {
         let mut ready = Vec::new();
         for _ in 0..handle.threads.len() {
             let (cpu, source) = match rx.recv() {
-                Ok((cpu, Ok(()))) => {
+                Ok((cpu, Ok(backend))) => {
                     ready.push(cpu);
+                    if let Some(i) = handle.cpus.iter().position(|&c| c == cpu) {
+                        handle.backends[i] = backend;
+                    }
                     continue;
                 }
                 Ok((cpu, Err(source))) => (cpu, source),
@@ -299,10 +306,24 @@ impl Shared<'_> {
     }
 }
 
-/// Starts a worker thread: it pins itself, then reports readiness (or the failure) on `tx`.
+/// The backend workers start with, and why `Auto` fell back to epoll. `Auto` stays `Auto` when
+/// io_uring works here, so a worker whose own ring fails still falls back.
+fn choose_backend(io: Backend) -> (Backend, Option<String>) {
+    match io {
+        Backend::Auto => match twelve_sys::ring::probe() {
+            Ok(()) => (Backend::Auto, None),
+            Err(e) => (Backend::Epoll, Some(format!("io_uring unavailable ({e})"))),
+        },
+        other => (other, None),
+    }
+}
+
+/// Starts a worker thread: it pins itself, then reports readiness (with the backend it runs)
+/// or the failure on `tx`.
 fn spawn_worker(
     setup: WorkerSetup,
-    tx: std::sync::mpsc::Sender<(usize, std::io::Result<()>)>,
+    io: Backend,
+    tx: std::sync::mpsc::Sender<(usize, std::io::Result<Backend>)>,
 ) -> std::io::Result<JoinHandle<()>> {
     let cpu = setup.cpu;
     std::thread::Builder::new()
@@ -313,9 +334,27 @@ fn spawn_worker(
                 let _ = tx.send((cpu, Err(e)));
                 return;
             }
-            epoll::run(setup, |r| {
-                let _ = tx.send((cpu, r));
-            });
+            // The ring is created here, on the worker's own thread: DEFER_TASKRUN rings
+            // accept submissions only from the thread that created them.
+            let ring = match io {
+                Backend::Epoll => None,
+                _ => match uring::new_ring() {
+                    Ok(r) => Some(r),
+                    Err(e) if io == Backend::Uring => {
+                        let _ = tx.send((cpu, Err(e)));
+                        return;
+                    }
+                    Err(_) => None,
+                },
+            };
+            match ring {
+                Some(ring) => uring::run(setup, ring, |r| {
+                    let _ = tx.send((cpu, r.map(|()| Backend::Uring)));
+                }),
+                None => epoll::run(setup, |r| {
+                    let _ = tx.send((cpu, r.map(|()| Backend::Epoll)));
+                }),
+            }
         })
 }
 
@@ -414,6 +453,9 @@ fn create_listeners(
 /// A running server. Dropping it shuts the server down and waits for its workers.
 #[derive(Debug)]
 pub struct ServerHandle {
+    /// Each worker's backend, in worker order.
+    backends: Vec<Backend>,
+    io_fallback: Option<String>,
     addrs: Vec<SocketAddr>,
     cpus: Vec<usize>,
     threads: Vec<JoinHandle<()>>,
@@ -446,6 +488,17 @@ impl ServerHandle {
     /// The CPUs of the workers, in worker order.
     pub fn cpus(&self) -> &[usize] {
         &self.cpus
+    }
+
+    /// The event-loop backend of each worker, in worker order ([`Backend::Epoll`] or
+    /// [`Backend::Uring`]).
+    pub fn backends(&self) -> &[Backend] {
+        &self.backends
+    }
+
+    /// Why [`Backend::Auto`] fell back to epoll, if it did.
+    pub fn io_fallback(&self) -> Option<&str> {
+        self.io_fallback.as_deref()
     }
 
     /// Sums every worker's counters now (lock-free reads).

@@ -8,6 +8,8 @@
 //! (`Config::check_steering`); the test asserts none did. Skips, saying why, where namespaces,
 //! sysfs or RPS are not available or the host has one CPU.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
@@ -90,7 +92,7 @@ fn inner(mode: &str) {
             _ => Steer::IncomingCpu,
         },
         check_steering: true,
-        ..Config::loopback(cpus.len())
+        ..common::loopback(cpus.len())
     };
     let router = Router::new().get(
         "/",
