@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use twelve_engine::apps::techempower;
-use twelve_engine::{Config, Limits, Server, StartError, Steer, Timeouts};
+use twelve_engine::{Backend, Config, Limits, Server, StartError, Steer, Timeouts};
 use twelve_sys::CpuList;
 
 /// Flags of `twelve serve`.
@@ -30,6 +30,11 @@ pub struct Args {
     /// while the listener group is never re-created), or none (kernel hash).
     #[arg(long, value_name = "MODE", default_value = "incoming-cpu")]
     steer: String,
+    /// Event-loop backend: epoll, uring (io_uring completions: multishot accept and receive
+    /// into provided buffers), or auto (uring where the kernel allows it, else epoll, saying
+    /// why). epoll is the default until uring is measured at least as fast.
+    #[arg(long, value_name = "BACKEND", default_value = "epoll")]
+    io: String,
     /// Serve static files from this directory for GET/HEAD paths no route matches.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -98,9 +103,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let handle = Server::new(config.clone(), techempower::router())
         .start()
         .map_err(|e| start_error(e, &config))?;
+    if let Some(why) = handle.io_fallback() {
+        eprintln!("twelve serve: --io auto: {why}; using epoll");
+    }
+    let io = io_summary(handle.backends());
     for addr in handle.local_addrs() {
         println!(
-            "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {})",
+            "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {}, io {io})",
             handle.cpus().len(),
             config.cpus,
             config.steer
@@ -127,6 +136,9 @@ fn start_error(e: StartError, config: &Config) -> anyhow::Error {
         StartError::Listen { addr, .. } => format!("--listen {addr}"),
         StartError::Root { path, .. } => format!("--root {}", path.display()),
         StartError::CbpfNeedsCpusFromZero => format!("--steer cbpf with --cpus {}", config.cpus),
+        StartError::Worker { cpu, .. } if config.io == Backend::Uring => {
+            format!("--io uring or --cpus {} (CPU {cpu})", config.cpus)
+        }
         StartError::Worker { cpu, .. } => format!("--cpus {} (CPU {cpu})", config.cpus),
         _ => "--listen/--cpus".to_owned(),
     };
@@ -156,6 +168,12 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         "cbpf" => Steer::Cbpf,
         "none" => Steer::None,
         other => bail!("--steer {other}: expected incoming-cpu, cbpf or none"),
+    };
+    let io = match args.io.as_str() {
+        "auto" => Backend::Auto,
+        "epoll" => Backend::Epoll,
+        "uring" => Backend::Uring,
+        other => bail!("--io {other}: expected auto, epoll or uring"),
     };
     if args.max_headers > 128 {
         bail!("--max-headers {}: at most 128", args.max_headers);
@@ -197,8 +215,21 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         metrics_path: (!args.no_metrics).then(|| args.metrics_path.clone()),
         root: args.root.clone(),
         drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
+        io,
         ..Config::default()
     })
+}
+
+/// The workers' backends for the startup line: one name when they agree, else one per worker.
+fn io_summary(backends: &[Backend]) -> String {
+    match backends {
+        [first, rest @ ..] if rest.iter().all(|b| b == first) => first.to_string(),
+        _ => backends
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    }
 }
 
 fn secs(flag: &str, value: f64) -> anyhow::Result<Duration> {
@@ -239,6 +270,7 @@ mod tests {
         bad_cpus_names_the_flag: ["--cpus", "0-x"] => "--cpus 0-x";
         zero_workers_named: ["--workers", "0"] => "--workers 0";
         bad_steer_named: ["--steer", "rss"] => "--steer rss";
+        bad_io_named: ["--io", "kqueue"] => "--io kqueue";
         zero_timeout_named: ["--header-timeout", "0"] => "--header-timeout 0";
         too_many_headers_named: ["--max-headers", "500"] => "--max-headers 500";
         relative_metrics_path_named: ["--metrics-path", "metrics"] => "--metrics-path metrics";

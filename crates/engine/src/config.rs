@@ -33,6 +33,42 @@ impl std::fmt::Display for Steer {
     }
 }
 
+/// Which kernel interface a worker's event loop uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// io_uring where the kernel allows it, else epoll (ENOSYS, EPERM under a seccomp
+    /// profile, `kernel.io_uring_disabled`); [`ServerHandle::io_fallback`] says why.
+    ///
+    /// [`ServerHandle::io_fallback`]: crate::ServerHandle::io_fallback
+    Auto,
+    /// Edge-triggered epoll, with batched receives and sends through io_uring where available.
+    /// The default until the io_uring backend is measured at least as fast.
+    #[default]
+    Epoll,
+    /// io_uring completions: multishot accept and receive into provided buffers, one
+    /// `io_uring_enter` per loop turn. Starting fails where io_uring is unavailable.
+    Uring,
+}
+
+impl Backend {
+    /// Whether the io_uring backend can run here (`Err` says why not), probed by setting up
+    /// the ring it would use.
+    pub fn probe_uring() -> std::io::Result<()> {
+        twelve_sys::ring::probe()
+    }
+}
+
+impl std::fmt::Display for Backend {
+    /// The spelling `twelve serve --io` takes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Epoll => "epoll",
+            Self::Uring => "uring",
+        })
+    }
+}
+
 /// Time limits of a connection. Each is enforced on the worker's timer wheel with a
 /// resolution of [`Timeouts::TICK`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +150,8 @@ pub struct Config {
     /// Count accepted connections whose receiving CPU (`SO_INCOMING_CPU` read back) is not the
     /// worker's CPU, in the `steer_misses` metric. Costs one `getsockopt` per accept.
     pub check_steering: bool,
+    /// The event loop's kernel interface.
+    pub io: Backend,
 }
 
 impl Default for Config {
@@ -132,6 +170,7 @@ impl Default for Config {
             close_idle_on_drain: true,
             write_high_water: 256 * 1024,
             check_steering: false,
+            io: Backend::default(),
         }
     }
 }

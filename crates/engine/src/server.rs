@@ -2,7 +2,8 @@
 //! stop them gracefully.
 
 use crate::backend::epoll::{self, WorkerSetup};
-use crate::config::{Config, Steer};
+use crate::backend::uring;
+use crate::config::{Backend, Config, Steer};
 use crate::conn::{Ctx, TimeoutsMs};
 use crate::metrics::{MetricsSnapshot, ServerMetrics};
 use crate::metrics_route::add_metrics_route;
@@ -157,6 +158,7 @@ impl Server {
             Some(given) => adopt_listeners(given, cpus.len())?,
         };
         // The handle keeps its own descriptors of the sockets until shutdown, to hand them on.
+        let (io, io_fallback) = choose_backend(config.io);
         let held =
             dup_all(&listeners).map_err(|source| StartError::Inherited { worker: 0, source })?;
         let metrics = Arc::new(ServerMetrics::new(&cpus));
@@ -171,8 +173,10 @@ impl Server {
             metrics,
         };
         let (tx, rx) = std::sync::mpsc::channel();
-        let started = shared.spawn_workers(&cpus, listeners, tx)?;
+        let started = shared.spawn_workers(&cpus, listeners, io, tx)?;
         let handle = ServerHandle {
+            backends: vec![io; cpus.len()],
+            io_fallback,
             addrs,
             cpus,
             threads: started.threads,
@@ -216,8 +220,9 @@ fn with_static_files(router: Router, config: &Config) -> Result<Router, StartErr
     })
 }
 
-/// A worker's readiness report: its CPU, and whether it could pin itself and set up.
-type ReadySender = std::sync::mpsc::Sender<(usize, std::io::Result<()>)>;
+/// A worker's readiness report: its CPU, and the backend it runs or why it could not pin itself
+/// and set up.
+type ReadySender = std::sync::mpsc::Sender<(usize, std::io::Result<Backend>)>;
 
 /// Sets the stop flag and wakes every worker through its eventfd.
 fn stop_workers(stop: &AtomicBool, wakers: &[Arc<OwnedFd>]) {
@@ -250,6 +255,7 @@ impl Shared<'_> {
         &self,
         cpus: &[usize],
         listeners: Vec<Vec<OwnedFd>>,
+        io: Backend,
         tx: ReadySender,
     ) -> Result<Started, StartError> {
         let mut threads = Vec::new();
@@ -262,7 +268,7 @@ impl Shared<'_> {
                 .map_err(std::io::Error::from)
                 .and_then(|wake| {
                     wakers.push(wake.clone());
-                    spawn_worker(self.worker(i, cpu, mine, wake), tx.clone())
+                    spawn_worker(self.worker(i, cpu, mine, wake), io, tx.clone())
                 });
             match started {
                 Ok(t) => threads.push(t),
@@ -309,8 +315,25 @@ impl Shared<'_> {
     }
 }
 
-/// Starts a worker thread: it pins itself, then reports readiness (or the failure) on `tx`.
-fn spawn_worker(setup: WorkerSetup, tx: ReadySender) -> std::io::Result<JoinHandle<()>> {
+/// The backend workers start with, and why `Auto` fell back to epoll. `Auto` stays `Auto` when
+/// io_uring works here, so a worker whose own ring fails still falls back.
+fn choose_backend(io: Backend) -> (Backend, Option<String>) {
+    match io {
+        Backend::Auto => match twelve_sys::ring::probe() {
+            Ok(()) => (Backend::Auto, None),
+            Err(e) => (Backend::Epoll, Some(format!("io_uring unavailable ({e})"))),
+        },
+        other => (other, None),
+    }
+}
+
+/// Starts a worker thread: it pins itself, then reports readiness (with the backend it runs)
+/// or the failure on `tx`.
+fn spawn_worker(
+    setup: WorkerSetup,
+    io: Backend,
+    tx: ReadySender,
+) -> std::io::Result<JoinHandle<()>> {
     let cpu = setup.cpu;
     std::thread::Builder::new()
         .name(format!("twelve-w{cpu}"))
@@ -320,9 +343,27 @@ fn spawn_worker(setup: WorkerSetup, tx: ReadySender) -> std::io::Result<JoinHand
                 let _ = tx.send((cpu, Err(e)));
                 return;
             }
-            epoll::run(setup, |r| {
-                let _ = tx.send((cpu, r));
-            });
+            // The ring is created here, on the worker's own thread: DEFER_TASKRUN rings
+            // accept submissions only from the thread that created them.
+            let ring = match io {
+                Backend::Epoll => None,
+                _ => match uring::new_ring() {
+                    Ok(r) => Some(r),
+                    Err(e) if io == Backend::Uring => {
+                        let _ = tx.send((cpu, Err(e)));
+                        return;
+                    }
+                    Err(_) => None,
+                },
+            };
+            match ring {
+                Some(ring) => uring::run(setup, ring, |r| {
+                    let _ = tx.send((cpu, r.map(|()| Backend::Uring)));
+                }),
+                None => epoll::run(setup, |r| {
+                    let _ = tx.send((cpu, r.map(|()| Backend::Epoll)));
+                }),
+            }
         })
 }
 
@@ -421,6 +462,9 @@ fn create_listeners(
 /// A running server. Dropping it shuts the server down and waits for its workers.
 #[derive(Debug)]
 pub struct ServerHandle {
+    /// Each worker's backend, in worker order.
+    backends: Vec<Backend>,
+    io_fallback: Option<String>,
     addrs: Vec<SocketAddr>,
     cpus: Vec<usize>,
     threads: Vec<JoinHandle<()>>,
@@ -455,6 +499,17 @@ impl ServerHandle {
         &self.cpus
     }
 
+    /// The event-loop backend of each worker, in worker order ([`Backend::Epoll`] or
+    /// [`Backend::Uring`]).
+    pub fn backends(&self) -> &[Backend] {
+        &self.backends
+    }
+
+    /// Why [`Backend::Auto`] fell back to epoll, if it did.
+    pub fn io_fallback(&self) -> Option<&str> {
+        self.io_fallback.as_deref()
+    }
+
     /// Sums every worker's counters now (lock-free reads).
     pub fn metrics(&self) -> MetricsSnapshot {
         self.metrics.snapshot()
@@ -472,14 +527,17 @@ impl ServerHandle {
     /// Waits for every worker's readiness report; if one failed (or died before reporting),
     /// stops them all and returns its failure.
     fn await_ready(
-        self,
-        rx: &std::sync::mpsc::Receiver<(usize, std::io::Result<()>)>,
+        mut self,
+        rx: &std::sync::mpsc::Receiver<(usize, std::io::Result<Backend>)>,
     ) -> Result<Self, StartError> {
         let mut ready = Vec::new();
         for _ in 0..self.threads.len() {
             let (cpu, source) = match rx.recv() {
-                Ok((cpu, Ok(()))) => {
+                Ok((cpu, Ok(backend))) => {
                     ready.push(cpu);
+                    if let Some(i) = self.cpus.iter().position(|&c| c == cpu) {
+                        self.backends[i] = backend;
+                    }
                     continue;
                 }
                 Ok((cpu, Err(source))) => (cpu, source),

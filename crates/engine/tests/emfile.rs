@@ -4,10 +4,12 @@
 //! Its own test binary: it lowers this process's `RLIMIT_NOFILE`, which would disturb other
 //! tests running in parallel.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use twelve_engine::{Config, Request, Response, Router, Server};
+use twelve_engine::{Request, Response, Router, Server};
 
 fn open_fds() -> u64 {
     std::fs::read_dir("/proc/self/fd").unwrap().count() as u64
@@ -19,7 +21,14 @@ fn emfile_pauses_the_listener_and_recovers() {
         "/",
         |_: &Request<'_, '_>, _: &[u8], r: &mut Response<'_>| r.send(200, "text/plain", &[], b"ok"),
     );
-    let server = Server::new(Config::loopback(1), router).start().unwrap();
+    if common::test_io() == twelve_engine::Backend::Uring {
+        // io_uring reads RLIMIT_NOFILE when an accept is prepared (`io_accept_prep`,
+        // io_uring/net.c), and a multishot accept is prepared once: lowering the limit after
+        // the server started does not reach it, so this way of forcing EMFILE cannot work.
+        eprintln!("skipped on io_uring: the armed multishot accept keeps the old fd limit");
+        return;
+    }
+    let server = Server::new(common::loopback(1), router).start().unwrap();
     let addr = server.local_addrs()[0];
     const CLIENTS: usize = 20;
     // Create the client sockets first, then lower the limit, then connect: the server can

@@ -7,10 +7,12 @@
 //! cargo test -p twelve-engine --release --test idle_memory -- --ignored --nocapture
 //! ```
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
-use twelve_engine::{Config, Request, Response, Router, Server};
+use twelve_engine::{Request, Response, Router, Server};
 
 const CHILD: &str = "TWELVE_IDLE_MEMORY_SERVER";
 const CONNECTIONS: usize = 10_000;
@@ -88,7 +90,7 @@ fn serve_until_stdin_closes() {
         "/",
         |_: &Request<'_, '_>, _: &[u8], r: &mut Response<'_>| r.send(200, "text/plain", &[], b"ok"),
     );
-    let server = Server::new(Config::loopback(1), router).start().unwrap();
+    let server = Server::new(common::loopback(1), router).start().unwrap();
     println!("ADDR {}", server.local_addrs()[0]);
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     server.shutdown();

@@ -1,10 +1,9 @@
 //! Loopback smoke tests of the in-process API: keep-alive, metrics, max connections, timeouts
 //! and graceful shutdown. (The exhaustive raw-byte suite lives in tests/hostile*.rs.)
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
+mod common;
 
-use skip::skip_or_fail;
+use common::skip::skip_or_fail;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -82,7 +81,7 @@ const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
 
 #[test]
 fn keep_alive_serves_many_requests_on_one_connection() {
-    let (_server, addr) = start(Config::loopback(1));
+    let (_server, addr) = start(common::loopback(1));
     let mut s = connect(addr);
     for _ in 0..100 {
         s.write_all(GET).unwrap();
@@ -94,7 +93,7 @@ fn keep_alive_serves_many_requests_on_one_connection() {
 
 #[test]
 fn a_large_pipelined_batch_is_answered_in_order() {
-    let (_server, addr) = start(Config::loopback(1));
+    let (_server, addr) = start(common::loopback(1));
     let mut s = connect(addr);
     let mut batch = Vec::new();
     for i in 0..500 {
@@ -120,7 +119,7 @@ fn a_large_pipelined_batch_is_answered_in_order() {
 /// must still get exactly its own answer, in order, and a `Connection: close` its close.
 #[test]
 fn many_connections_at_once_each_get_their_own_answers() {
-    let (server, addr) = start(Config::loopback(1));
+    let (server, addr) = start(common::loopback(1));
     let mut conns: Vec<TcpStream> = (0..64).map(|_| connect(addr)).collect();
     for round in 0..20 {
         for (i, s) in conns.iter_mut().enumerate() {
@@ -171,7 +170,7 @@ fn many_connections_at_once_each_get_their_own_answers() {
 
 #[test]
 fn metrics_count_requests_and_responses() {
-    let (server, addr) = start(Config::loopback(1));
+    let (server, addr) = start(common::loopback(1));
     let mut s = connect(addr);
     s.write_all(GET).unwrap();
     read_response(&mut s);
@@ -199,7 +198,7 @@ fn metrics_count_requests_and_responses() {
 fn no_metrics_path_means_404() {
     let (_server, addr) = start(Config {
         metrics_path: None,
-        ..Config::loopback(1)
+        ..common::loopback(1)
     });
     let mut s = connect(addr);
     s.write_all(b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -211,7 +210,7 @@ fn no_metrics_path_means_404() {
 fn connections_over_max_conns_wait_in_the_queue_until_one_closes() {
     let (server, addr) = start(Config {
         max_conns_per_worker: 2,
-        ..Config::loopback(1)
+        ..common::loopback(1)
     });
     let mut a = connect(addr);
     let mut b = connect(addr);
@@ -243,7 +242,7 @@ fn a_slow_head_gets_408_and_an_idle_connection_a_silent_close() {
             keep_alive: Duration::from_millis(200),
             ..Timeouts::default()
         },
-        ..Config::loopback(1)
+        ..common::loopback(1)
     });
     let mut slow = connect(addr);
     slow.write_all(b"GET / HTTP/1.1\r\nHo").unwrap();
@@ -260,7 +259,7 @@ fn a_slow_head_gets_408_and_an_idle_connection_a_silent_close() {
 
 #[test]
 fn shutdown_closes_idle_connections_and_finishes_in_flight_ones() {
-    let (server, addr) = start(Config::loopback(1));
+    let (server, addr) = start(common::loopback(1));
     let mut idle = connect(addr);
     idle.write_all(GET).unwrap();
     read_response(&mut idle);
@@ -289,7 +288,7 @@ fn shutdown_closes_idle_connections_and_finishes_in_flight_ones() {
 fn ipv6_loopback_listens_when_available() {
     let config = Config {
         listen: vec!["[::1]:0".parse().unwrap()],
-        ..Config::loopback(1)
+        ..common::loopback(1)
     };
     match Server::new(config, router()).start() {
         Ok(server) => {
@@ -305,7 +304,7 @@ fn ipv6_loopback_listens_when_available() {
 fn drain_can_keep_idle_connections_for_one_last_request() {
     let (server, addr) = start(Config {
         close_idle_on_drain: false,
-        ..Config::loopback(1)
+        ..common::loopback(1)
     });
     let mut idle = connect(addr);
     idle.write_all(GET).unwrap();
@@ -324,7 +323,7 @@ fn drain_can_keep_idle_connections_for_one_last_request() {
 fn start_errors_say_what_failed() {
     let offline = Config {
         cpus: twelve_sys::CpuList::from_cpus([4000]),
-        ..Config::loopback(1)
+        ..common::loopback(1)
     };
     let err = Server::new(offline, router()).start().unwrap_err();
     assert!(
@@ -333,7 +332,7 @@ fn start_errors_say_what_failed() {
     );
     let taken = Config {
         listen: vec!["192.0.2.1:80".parse().unwrap()],
-        ..Config::loopback(1)
+        ..common::loopback(1)
     };
     let err = Server::new(taken, router()).start().unwrap_err();
     assert!(
@@ -341,10 +340,10 @@ fn start_errors_say_what_failed() {
         "{err}"
     );
     // A busy port is refused instead of silently joining the other server's reuseport group.
-    let (_first, busy) = start(Config::loopback(1));
+    let (_first, busy) = start(common::loopback(1));
     let second = Config {
         listen: vec![busy],
-        ..Config::loopback(1)
+        ..common::loopback(1)
     };
     let err = Server::new(second, router()).start().unwrap_err();
     assert!(
@@ -354,7 +353,7 @@ fn start_errors_say_what_failed() {
     );
     let nothing = Config {
         listen: Vec::new(),
-        ..Config::loopback(1)
+        ..common::loopback(1)
     };
     let err = Server::new(nothing, router()).start().unwrap_err();
     assert!(
@@ -370,13 +369,13 @@ fn listeners_handed_to_a_successor_keep_serving_on_the_same_port() {
     let (old, addr) = start(Config {
         close_idle_on_drain: false,
         drain_timeout: Duration::from_secs(1),
-        ..Config::loopback(1)
+        ..common::loopback(1)
     });
     let mut before = connect(addr);
     before.write_all(GET).unwrap();
     assert_eq!(read_response(&mut before).1, b"ok");
     let successor = Router::new().get("/", |_req, _body, r| r.send(200, "text/plain", &[], b"new"));
-    let new = Server::new(Config::loopback(1), successor)
+    let new = Server::new(common::loopback(1), successor)
         .start_with_listeners(old.listener_dups().unwrap())
         .unwrap();
     assert_eq!(new.local_addrs(), &[addr]);
@@ -399,18 +398,27 @@ fn listeners_handed_to_a_successor_keep_serving_on_the_same_port() {
 #[test]
 fn inherited_sockets_must_be_listeners() {
     let not_listening = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let err = Server::new(Config::loopback(1), router())
+    let err = Server::new(common::loopback(1), router())
         .start_with_listeners(vec![vec![not_listening.into()]])
         .unwrap_err();
     assert!(
         matches!(err, twelve_engine::StartError::Inherited { worker: 0, .. }),
         "{err}"
     );
-    let err = Server::new(Config::loopback(1), router())
+    let err = Server::new(common::loopback(1), router())
         .start_with_listeners(Vec::new())
         .unwrap_err();
     assert!(
         matches!(err, twelve_engine::StartError::Inherited { .. }),
         "{err}"
     );
+}
+
+/// The workers run the backend the suite asked for (`TWELVE_TEST_IO`), so the uring pass
+/// really tests io_uring.
+#[test]
+fn workers_run_the_backend_asked_for() {
+    let (server, _) = start(common::loopback(1));
+    assert_eq!(server.backends(), &[common::test_io()]);
+    assert_eq!(server.io_fallback(), None);
 }

@@ -9,10 +9,9 @@
 //! sysfs or RPS are not available or the host has one CPU; fails instead under
 //! `TWELVE_REQUIRE_ALL_TESTS=1`, as in CI.
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
+mod common;
 
-use skip::skip_or_fail;
+use common::skip::skip_or_fail;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
@@ -94,7 +93,7 @@ fn inner(mode: &str) {
             _ => Steer::IncomingCpu,
         },
         check_steering: true,
-        ..Config::loopback(cpus.len())
+        ..common::loopback(cpus.len())
     };
     let router = Router::new().get(
         "/",

@@ -6,6 +6,7 @@
 pub mod cpus;
 pub mod epoll;
 pub mod net;
+pub mod ring;
 pub mod uring;
 
 pub use cpus::{CpuList, CpuListError};

@@ -7,6 +7,7 @@
 //! completions instead.
 
 pub(crate) mod epoll;
+pub(crate) mod uring;
 
 use crate::conn::{Conn, Ctx, Next, Output, Phase};
 use rustix::io::Errno;

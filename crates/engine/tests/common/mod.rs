@@ -8,6 +8,9 @@
 
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
 
+#[path = "../../../../tests/support/skip.rs"]
+pub mod skip;
+
 use std::collections::HashSet;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -17,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use twelve_engine::apps::techempower;
 use twelve_engine::{
-    Config, Limits, Method, MetricsSnapshot, Request, Response, Router, Server, ServerHandle,
-    Timeouts,
+    Backend, Config, Limits, Method, MetricsSnapshot, Request, Response, Router, Server,
+    ServerHandle, Timeouts,
 };
 
 /// Body limit of the test build (docs/hostile-requests.md: "body 64 KiB").
@@ -135,11 +138,37 @@ fn api(req: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>) {
     }
 }
 
+/// The backend this run of the suite uses: epoll, or io_uring with `TWELVE_TEST_IO=uring`
+/// (CI's second `cargo test -p twelve-engine` pass). Where io_uring is unavailable that pass
+/// skips io_uring, says why, and runs on epoll (fails under `TWELVE_REQUIRE_ALL_TESTS=1`).
+pub fn test_io() -> Backend {
+    static IO: OnceLock<Backend> = OnceLock::new();
+    *IO.get_or_init(|| match std::env::var("TWELVE_TEST_IO").as_deref() {
+        Ok("uring") => match Backend::probe_uring() {
+            Ok(()) => Backend::Uring,
+            Err(e) => {
+                skip::skip_or_fail(format!("io_uring unavailable here ({e}); running on epoll"));
+                Backend::Epoll
+            }
+        },
+        Ok("auto") => Backend::Auto,
+        _ => Backend::Epoll,
+    })
+}
+
+/// [`Config::loopback`] on the backend of [`test_io`].
+pub fn loopback(workers: usize) -> Config {
+    Config {
+        io: test_io(),
+        ..Config::loopback(workers)
+    }
+}
+
 /// The test build's configuration (docs/hostile-requests.md, "Cases the project's suite must
 /// contain"): one worker, codec defaults (line 8 KiB, head 16 KiB, 100 headers) but a 64 KiB
 /// body, 1 s timeouts, 64 connections.
 pub fn test_config() -> Config {
-    let mut c = Config::loopback(1);
+    let mut c = loopback(1);
     c.limits = Limits {
         body_bytes: BODY_LIMIT as u64,
         ..Limits::DEFAULT

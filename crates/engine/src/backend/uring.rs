@@ -1,0 +1,673 @@
+//! The io_uring backend: one worker's event loop driven by completions instead of readiness.
+//!
+//! Each listener has a multishot accept armed; each connection has a multishot receive armed
+//! into the worker's provided-buffer ring ([`twelve_sys::ring::Ring`]), so an idle keep-alive
+//! connection holds no buffer of its own. A turn of the loop is one `io_uring_enter`: it
+//! submits every send and re-arm queued since the last turn and waits (until the timer wheel's
+//! next deadline) for completions. The completions of a turn are applied first (received bytes
+//! go straight into the connection's read buffer and are answered), then every connection
+//! touched is advanced once, so the responses of everything a turn received go out in one
+//! `send` per connection: the same rules as [`pump`](super::pump), with a submission where
+//! `pump` makes a syscall.
+//!
+//! Ownership: a send takes the connection's output buffer ([`Conn::lend_write`]) into the
+//! ring until its completion gives it back. While it is away, the connection is not fed: bytes
+//! received meanwhile wait in the connection's `stash` (allocated only then). A stash past
+//! [`STASH_LIMIT`] cancels the receive, so a client that pipelines without reading meets the
+//! kernel's socket buffer (backpressure) instead of our memory. A connection is closed by
+//! cancelling its operations and dropping the descriptor once the last completion arrived: a
+//! descriptor is never closed while the kernel may still act on its number.
+//!
+//! Static file bodies still use `sendfile(2)` (nonblocking) with a one-shot `POLLOUT` poll
+//! through the ring when the socket is full.
+
+use crate::backend::epoll::WorkerSetup;
+use crate::conn::{Conn, Ctx, Output, Phase};
+use crate::metrics::{TimeoutKind, WorkerMetrics};
+use crate::timer::{Entry, Wheel};
+use rustix::io::Errno;
+use rustix::net::Shutdown;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use twelve_sys::ring::{Completion, Event, OpId, Ring};
+
+/// Tag of the wake-up eventfd's poll.
+const WAKE: u64 = u64::MAX;
+/// Tags of listeners' accepts: `LISTENER_BASE - i`. Connection tags keep bit 63 clear.
+const LISTENER_BASE: u64 = u64::MAX - 1;
+/// How long a listener rests after EMFILE/ENFILE before accepting again.
+const EMFILE_PAUSE_MS: u64 = 100;
+/// Submission queue entries (a turn with more submissions enters more than once).
+pub(crate) const RING_ENTRIES: u32 = 1024;
+/// Provided receive buffers per worker, and their size: 1 MiB per worker, whatever the
+/// number of connections. A request larger than one buffer arrives in several completions.
+pub(crate) const RECV_BUFS: u16 = 256;
+pub(crate) const RECV_BUF_BYTES: u32 = 4096;
+/// Received bytes a connection may hold back (while its send is in flight, or while it
+/// refuses input) before its receive is cancelled.
+const STASH_LIMIT: usize = 64 * 1024;
+/// Most bytes handed to one `sendfile`, as in [`pump`](super::pump).
+const SENDFILE_CHUNK: usize = 1 << 20;
+
+struct Live {
+    fd: OwnedFd,
+    conn: Conn,
+    /// The armed multishot receive.
+    recv: Option<OpId>,
+    /// A send (or a `POLLOUT` poll for a file body) is in flight; the output buffer is lent.
+    sending: bool,
+    /// When the send in flight was submitted (its timeout counts from here).
+    send_at_ms: u64,
+    /// Operations whose final completion has not arrived.
+    ops: u32,
+    /// Bytes received that the connection has not taken yet (empty, no capacity, normally).
+    stash: Vec<u8>,
+    /// The peer's EOF arrived; it reaches the connection after the stash.
+    eof: bool,
+    eof_told: bool,
+    /// Being closed: operations cancelled, the fd dropped when `ops` reaches 0.
+    closing: bool,
+    /// Queued in the turn's list of connections to advance.
+    touched: bool,
+}
+
+/// Connections by token: slot index in the low 32 bits, a 31-bit generation above it, so a
+/// stale timer entry never reaches a recycled slot.
+#[derive(Default)]
+struct Slab {
+    slots: Vec<Option<Live>>,
+    gens: Vec<u32>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl Slab {
+    fn get(&mut self, token: u64) -> Option<&mut Live> {
+        let idx = (token & 0xffff_ffff) as usize;
+        if self.gens.get(idx) != Some(&((token >> 32) as u32)) {
+            return None;
+        }
+        self.slots[idx].as_mut()
+    }
+
+    fn insert(&mut self, live: Live) -> u64 {
+        let idx = match self.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                self.slots.push(None);
+                self.gens.push(0);
+                self.slots.len() - 1
+            }
+        };
+        self.slots[idx] = Some(live);
+        self.len += 1;
+        (u64::from(self.gens[idx]) << 32) | idx as u64
+    }
+
+    fn remove(&mut self, token: u64) -> Option<Live> {
+        let idx = (token & 0xffff_ffff) as usize;
+        let live = self.slots[idx].take()?;
+        self.gens[idx] = (self.gens[idx] + 1) & 0x7fff_ffff;
+        self.free.push(idx as u32);
+        self.len -= 1;
+        Some(live)
+    }
+
+    fn tokens(&self) -> Vec<u64> {
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].is_some())
+            .map(|i| (u64::from(self.gens[i]) << 32) | i as u64)
+            .collect()
+    }
+}
+
+struct Worker {
+    ring: Ring,
+    setup: WorkerSetup,
+    slab: Slab,
+    wheel: Wheel,
+    due: Vec<Entry>,
+    /// Each listener's armed accept.
+    accepts: Vec<Option<OpId>>,
+    paused_until: Option<u64>,
+    full: bool,
+    drain_deadline: Option<u64>,
+    epoch: Instant,
+    completions: Vec<Completion>,
+    touched: Vec<u64>,
+}
+
+/// See `epoll::now_ms`: std's clock, one read per turn.
+fn now_ms(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The ring a worker runs on, created on the worker's thread.
+pub(crate) fn new_ring() -> std::io::Result<Ring> {
+    Ring::new(RING_ENTRIES, RECV_BUFS, RECV_BUF_BYTES)
+}
+
+/// Runs a worker on `ring` (created on this thread, as `DEFER_TASKRUN` requires) until it has
+/// drained after a stop request. The caller pinned the thread.
+pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Result<()>)) {
+    ready(Ok(()));
+    // Start at 1 ms: a timer deadline of 0 means "none" in `Conn::timer_at`.
+    let epoch = Instant::now()
+        .checked_sub(Duration::from_millis(1))
+        .unwrap_or_else(Instant::now);
+    let now = now_ms(epoch);
+    let tick = crate::config::Timeouts::TICK.as_millis() as u64;
+    let mut w = Worker {
+        ring,
+        accepts: vec![None; setup.listeners.len()],
+        setup,
+        slab: Slab::default(),
+        wheel: Wheel::new(now, tick),
+        due: Vec::new(),
+        paused_until: None,
+        full: false,
+        drain_deadline: None,
+        epoch,
+        completions: Vec::new(),
+        touched: Vec::new(),
+    };
+    w.arm_accepts();
+    w.ring.poll(w.setup.wake.as_fd(), libc_pollin(), true, WAKE);
+    w.run();
+    // Close what is left: dropping the ring cancels and reaps every operation first.
+    for token in w.slab.tokens() {
+        if let Some(live) = w.slab.remove(token) {
+            let mut live = live;
+            live.conn.release(&mut w.setup.ctx);
+        }
+    }
+}
+
+/// `POLLIN`, without a libc dependency in this crate.
+fn libc_pollin() -> u32 {
+    rustix::event::PollFlags::IN.bits() as u32
+}
+
+impl Worker {
+    fn metrics(&self) -> &WorkerMetrics {
+        self.setup.ctx.metrics()
+    }
+
+    fn run(&mut self) {
+        let mut now = now_ms(self.epoch);
+        loop {
+            if let Some(d) = self.drain_deadline
+                && (self.slab.len == 0 || now >= d)
+            {
+                return;
+            }
+            let timeout = self.timeout_ms(now).map(Duration::from_millis);
+            if let Err(e) = self.ring.submit_and_wait(timeout) {
+                // Only a bug (EBADF, EINVAL) gets here; say so rather than vanish.
+                eprintln!(
+                    "twelve-engine: worker on CPU {}: io_uring_enter: {e}",
+                    self.setup.cpu
+                );
+                return;
+            }
+            now = now_ms(self.epoch);
+            twelve_http::refresh_date();
+            let mut completions = std::mem::take(&mut self.completions);
+            self.ring.reap(&mut completions);
+            for c in completions.drain(..) {
+                self.on_completion(c, now);
+            }
+            self.completions = completions;
+            let mut touched = std::mem::take(&mut self.touched);
+            for token in touched.drain(..) {
+                if let Some(live) = self.slab.get(token) {
+                    live.touched = false;
+                }
+                self.advance(token, now);
+            }
+            self.touched = touched;
+            self.expire_timers(now);
+            if self.paused_until.is_some_and(|t| now >= t) {
+                self.paused_until = None;
+                self.arm_accepts();
+            }
+            if self.full && self.slab.len < self.setup.max_conns {
+                self.full = false;
+                self.arm_accepts();
+            }
+        }
+    }
+
+    fn timeout_ms(&self, now: u64) -> Option<u64> {
+        let mut t = self.wheel.timeout_ms(now);
+        for limit in [self.paused_until, self.drain_deadline]
+            .into_iter()
+            .flatten()
+        {
+            let left = limit.saturating_sub(now);
+            t = Some(t.map_or(left, |x| x.min(left)));
+        }
+        t
+    }
+
+    fn arm_accepts(&mut self) {
+        if self.paused_until.is_some() || self.full || self.drain_deadline.is_some() {
+            return;
+        }
+        for i in 0..self.setup.listeners.len() {
+            if self.accepts[i].is_none() {
+                let fd = self.setup.listeners[i].as_fd();
+                self.accepts[i] = Some(self.ring.accept_multi(fd, LISTENER_BASE - i as u64));
+            }
+        }
+    }
+
+    fn cancel_accepts(&mut self) {
+        for op in self.accepts.iter().flatten() {
+            self.ring.cancel(*op);
+        }
+    }
+
+    fn on_completion(&mut self, c: Completion, now: u64) {
+        if c.tag == WAKE {
+            self.on_wake(now);
+            if !c.more && self.drain_deadline.is_none() {
+                self.ring
+                    .poll(self.setup.wake.as_fd(), libc_pollin(), true, WAKE);
+            }
+            return;
+        }
+        if c.tag >> 63 == 1 {
+            let i = (LISTENER_BASE - c.tag) as usize;
+            if !c.more
+                && let Some(a) = self.accepts.get_mut(i)
+            {
+                *a = None;
+            }
+            if let Event::Accept(r) = c.event {
+                self.on_accept(r, now);
+            }
+            return;
+        }
+        self.on_conn_completion(c, now);
+    }
+
+    fn on_accept(&mut self, r: Result<OwnedFd, Errno>, now: u64) {
+        match r {
+            Ok(fd) => {
+                self.add_conn(fd, now);
+                if self.slab.len >= self.setup.max_conns && !self.full {
+                    // Leave the rest in the accept queue; resumed when a connection closes.
+                    // (An accept already under way when the cancel lands still comes in.)
+                    self.full = true;
+                    self.metrics().max_conns_pauses.inc();
+                    self.cancel_accepts();
+                }
+            }
+            Err(Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM) => {
+                // Out of descriptors: rest instead of failing every queued connection.
+                if self.paused_until.is_none() {
+                    self.paused_until = Some(now + EMFILE_PAUSE_MS);
+                    self.metrics().emfile_pauses.inc();
+                    self.cancel_accepts();
+                }
+            }
+            // ECANCELED (ours), ECONNABORTED, EINTR: re-armed below if it ended.
+            Err(_) => {}
+        }
+        self.arm_accepts();
+    }
+
+    fn on_conn_completion(&mut self, c: Completion, now: u64) {
+        let token = c.tag;
+        let ctx = &mut self.setup.ctx;
+        let Some(live) = self.slab.get(token) else {
+            // Cannot happen (a slot stays until its last completion); keep the buffer pool.
+            if let Event::Recv(Ok(Some(buf))) = c.event {
+                self.ring.recycle(buf);
+            }
+            return;
+        };
+        if !c.more {
+            live.ops -= 1;
+        }
+        let mut failed = false;
+        match c.event {
+            Event::Recv(r) => {
+                if !c.more {
+                    live.recv = None;
+                }
+                match r {
+                    Ok(Some(buf)) => {
+                        if !live.closing {
+                            let bytes = self.ring.bytes(&buf);
+                            deliver(live, bytes, now, ctx);
+                            if live.stash.len() > STASH_LIMIT
+                                && let Some(op) = live.recv
+                            {
+                                self.ring.cancel(op);
+                            }
+                        }
+                        self.ring.recycle(buf);
+                    }
+                    Ok(None) => live.eof = true,
+                    // The buffer ring ran dry (re-armed by `advance`), or our cancel.
+                    Err(Errno::NOBUFS | Errno::CANCELED) => {}
+                    Err(_) => failed = true,
+                }
+            }
+            Event::Send(r, buf) => {
+                live.sending = false;
+                if live.closing {
+                    ctx.pool.give(buf);
+                } else {
+                    live.conn.restore_write(buf);
+                    match r {
+                        Ok(n) => live.conn.on_sent(n, now, ctx),
+                        Err(Errno::INTR | Errno::AGAIN) => {}
+                        Err(_) => failed = true,
+                    }
+                }
+            }
+            Event::Poll(_) => live.sending = false,
+            Event::Accept(_) => {}
+        }
+        if live.closing {
+            if live.ops == 0 {
+                self.finish_close(token);
+            }
+            return;
+        }
+        if failed {
+            self.metrics().resets.inc();
+            self.close(token);
+            return;
+        }
+        if !live.touched {
+            live.touched = true;
+            self.touched.push(token);
+        }
+    }
+
+    /// Runs a connection as far as it goes without waiting, following [`pump`]'s rules:
+    /// answer what was received, one send for the batch, then shutdown, close or wait.
+    ///
+    /// [`pump`]: super::pump
+    fn advance(&mut self, token: u64, now: u64) {
+        let ctx = &mut self.setup.ctx;
+        let Some(live) = self.slab.get(token) else {
+            return;
+        };
+        if live.closing {
+            return;
+        }
+        loop {
+            if live.conn.phase() == Phase::Closed {
+                return self.close(token);
+            }
+            if live.sending {
+                break;
+            }
+            let fed = feed_stash(live, now, ctx);
+            if live.stash.is_empty() {
+                if live.eof && !live.eof_told {
+                    live.eof_told = true;
+                    live.conn.on_eof(ctx);
+                } else if !live.eof {
+                    live.conn.drained(ctx);
+                }
+            }
+            match live.conn.output() {
+                Output::Bytes(_) => {
+                    let (buf, start) = live.conn.lend_write().expect("bytes are due");
+                    self.ring.send(live.fd.as_fd(), buf, start, token);
+                    live.ops += 1;
+                    live.sending = true;
+                    live.send_at_ms = now;
+                    break;
+                }
+                Output::File(f, offset, len) => {
+                    let mut off = offset;
+                    match rustix::fs::sendfile(&live.fd, f, Some(&mut off), len.min(SENDFILE_CHUNK))
+                    {
+                        Ok(0) => {
+                            live.conn.file_failed();
+                            return self.close(token);
+                        }
+                        Ok(n) => live.conn.on_file_sent(n, now, ctx),
+                        Err(Errno::INTR) => {}
+                        Err(Errno::AGAIN) => {
+                            let pollout = rustix::event::PollFlags::OUT.bits() as u32;
+                            self.ring.poll(live.fd.as_fd(), pollout, false, token);
+                            live.ops += 1;
+                            live.sending = true;
+                            live.send_at_ms = now;
+                            break;
+                        }
+                        Err(_) => {
+                            self.setup.ctx.metrics().resets.inc();
+                            return self.close(token);
+                        }
+                    }
+                    continue;
+                }
+                Output::Nothing => {}
+            }
+            if live.conn.after_flush(now, ctx) {
+                continue;
+            }
+            match live.conn.next() {
+                crate::conn::Next::Close => return self.close(token),
+                crate::conn::Next::ShutdownWrite => {
+                    // ENOTCONN here means the peer is already gone: close.
+                    if rustix::net::shutdown(&live.fd, Shutdown::Write).is_err() {
+                        return self.close(token);
+                    }
+                    live.conn.write_shut(now, ctx);
+                }
+                crate::conn::Next::Wait if fed && !live.stash.is_empty() => {}
+                crate::conn::Next::Wait => break,
+            }
+        }
+        if live.recv.is_none()
+            && !live.eof
+            && live.stash.is_empty()
+            && live.conn.phase() != Phase::Closed
+        {
+            live.recv = Some(self.ring.recv_multi(live.fd.as_fd(), token));
+            live.ops += 1;
+        }
+        self.sync_timer(token);
+    }
+
+    /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
+    /// While a send is in flight the output buffer is lent and the connection cannot tell its
+    /// send deadline, so it is counted here from the submission.
+    fn sync_timer(&mut self, token: u64) {
+        let t = self.setup.ctx.timeouts;
+        let Some(live) = self.slab.get(token) else {
+            return;
+        };
+        let at = if live.sending {
+            Some(live.send_at_ms.saturating_add(t.send))
+        } else {
+            live.conn.deadline(&t).map(|(at, _)| at)
+        };
+        if let Some(at) = at
+            && (live.conn.timer_at == 0 || at < live.conn.timer_at)
+        {
+            live.conn.timer_at = at;
+            self.wheel.insert(token, at);
+        }
+    }
+
+    fn expire_timers(&mut self, now: u64) {
+        let mut due = std::mem::take(&mut self.due);
+        self.wheel.expire(now, &mut due);
+        for e in due.drain(..) {
+            let t = self.setup.ctx.timeouts;
+            let Some(live) = self.slab.get(e.token) else {
+                continue;
+            };
+            if live.conn.timer_at != e.at_ms || live.closing {
+                continue; // superseded by an earlier entry
+            }
+            live.conn.timer_at = 0;
+            let deadline = if live.sending {
+                // Only the send timeout applies while the output buffer is lent.
+                Some((live.send_at_ms.saturating_add(t.send), TimeoutKind::Send))
+            } else {
+                live.conn.deadline(&t)
+            };
+            match deadline {
+                Some((at, kind)) if at <= now => {
+                    live.conn.on_timeout(kind, &mut self.setup.ctx);
+                    self.advance(e.token, now);
+                }
+                Some(_) | None => self.sync_timer(e.token),
+            }
+        }
+        self.due = due;
+    }
+
+    /// Begins closing: cancels the connection's operations; the descriptor is dropped once
+    /// the last of them has completed (at once if none is in flight).
+    fn close(&mut self, token: u64) {
+        let Some(live) = self.slab.get(token) else {
+            return;
+        };
+        if live.closing {
+            return;
+        }
+        live.closing = true;
+        live.conn.release(&mut self.setup.ctx);
+        live.stash = Vec::new();
+        if live.ops == 0 {
+            self.finish_close(token);
+        } else {
+            self.ring.cancel_fd(live.fd.as_fd());
+        }
+    }
+
+    fn finish_close(&mut self, token: u64) {
+        if let Some(live) = self.slab.remove(token) {
+            // Dropping the fd closes it; nothing in the ring refers to it any more.
+            drop(live);
+            let m = self.metrics();
+            m.closes.inc();
+            m.open_conns.set(self.slab.len as u64);
+        }
+        if self.full && self.slab.len < self.setup.max_conns {
+            self.full = false;
+            self.arm_accepts();
+        }
+    }
+
+    fn add_conn(&mut self, fd: OwnedFd, now: u64) {
+        // TCP_NODELAY is inherited from the listener (see `twelve_sys::net::ListenerOptions`).
+        let m = self.setup.ctx.metrics();
+        m.accepts.inc();
+        if self.setup.check_steering
+            && twelve_sys::net::incoming_cpu(fd.as_fd()).ok() != Some(self.setup.cpu as u32)
+        {
+            m.steer_misses.inc();
+        }
+        let token = self.slab.insert(Live {
+            fd,
+            conn: Conn::new(now),
+            recv: None,
+            sending: false,
+            send_at_ms: 0,
+            ops: 0,
+            stash: Vec::new(),
+            eof: false,
+            eof_told: false,
+            closing: false,
+            touched: false,
+        });
+        self.metrics().open_conns.set(self.slab.len as u64);
+        // Arms the receive and the timer.
+        self.advance(token, now);
+    }
+
+    fn on_wake(&mut self, now: u64) {
+        let mut buf = [0u8; 8];
+        let _ = rustix::io::read(&*self.setup.wake, &mut buf);
+        if !self.setup.stop.load(Ordering::Acquire) || self.drain_deadline.is_some() {
+            return;
+        }
+        // Stop accepting: take what is already queued (closing a reuseport listener resets
+        // its queued connections, kernel-facts.md), then close the listeners. The armed
+        // accepts hold their own reference to the socket until their cancellation completes.
+        self.setup.ctx.draining = true;
+        self.cancel_accepts();
+        for l in std::mem::take(&mut self.setup.listeners) {
+            loop {
+                match rustix::net::accept_with(
+                    &l,
+                    rustix::net::SocketFlags::NONBLOCK | rustix::net::SocketFlags::CLOEXEC,
+                ) {
+                    Ok(fd) => self.add_conn(fd, now),
+                    Err(Errno::INTR | Errno::CONNABORTED) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        self.drain_deadline = Some(now + self.setup.drain_timeout_ms);
+        if !self.setup.close_idle_on_drain {
+            return;
+        }
+        for token in self.slab.tokens() {
+            if let Some(live) = self.slab.get(token)
+                && !live.sending
+                && !live.closing
+            {
+                live.conn.start_drain();
+                if live.conn.phase() == Phase::Closed {
+                    self.close(token);
+                }
+            }
+        }
+    }
+}
+
+/// Hands received bytes to the connection, or keeps them in the stash while it cannot take
+/// them (a send in flight has its output buffer, or it refuses input).
+fn deliver(live: &mut Live, bytes: &[u8], now: u64, ctx: &mut Ctx) {
+    let used = if live.sending || !live.stash.is_empty() {
+        0
+    } else {
+        feed(&mut live.conn, bytes, now, ctx)
+    };
+    live.stash.extend_from_slice(&bytes[used..]);
+}
+
+/// Feeds the stash; `true` if the connection took any of it.
+fn feed_stash(live: &mut Live, now: u64, ctx: &mut Ctx) -> bool {
+    if live.stash.is_empty() {
+        return false;
+    }
+    let used = feed(&mut live.conn, &live.stash, now, ctx);
+    live.stash.drain(..used);
+    if live.stash.is_empty() {
+        live.stash = Vec::new();
+    }
+    used > 0
+}
+
+/// Copies bytes into the connection's read buffer as far as it takes them, answering each
+/// piece; returns how many it took.
+fn feed(conn: &mut Conn, bytes: &[u8], now: u64, ctx: &mut Ctx) -> usize {
+    let mut used = 0;
+    while used < bytes.len() {
+        let Some(buf) = conn.read_buf(ctx) else {
+            break;
+        };
+        let n = (buf.capacity() - buf.len()).min(bytes.len() - used);
+        buf.extend_from_slice(&bytes[used..used + n]);
+        conn.on_read(n, now, ctx);
+        used += n;
+    }
+    used
+}
