@@ -1,11 +1,15 @@
+# shellcheck shell=bash
 # bench/common.sh - sourced by the bench scripts that run `twelve serve` beside peers from
 # ../shared/bench: builds the benchmark binary, starts twelve serve and the named peers pinned
 # to CPU 0 with one worker each, waits until every one answers, and on exit lifts the CPU cap
 # and stops exactly what it started, by PID.
 #
-# Needs ROOT, SHARED, OUT and PORT set by the caller; sets BIN.
+# Needs ROOT, SHARED, OUT and PORT set by the caller (and optionally SERVE_ARGS, an array of
+# extra `twelve serve` flags such as --root DIR); sets BIN.
 # Usage: start_servers PATH [PEER...]   (PATH: what to fetch to know a server is up, e.g. /json;
-#                                        PEER: nginx (port 8081) or may (port 8083))
+#                                        PEER: nginx (port 8081), may (port 8083) or libreactor
+#                                        (port 8086, a binary built outside the repository))
+#        stop_servers                   (also run on exit; start_servers may be called again after it)
 
 # The benchmark build: fat LTO, one codegen unit, panic=abort, tuned for this CPU.
 (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
@@ -13,10 +17,15 @@ BIN="$ROOT/target/bench-bin/twelve"
 
 SRV_PID=
 PEER_PORTS=()
+[ -v SERVE_ARGS ] || SERVE_ARGS=()
 stop_servers() {
+  [ -n "$SRV_PID" ] || [ ${#PEER_PORTS[@]} -gt 0 ] || return 0   # nothing started
   "$SHARED/cpu-quota.sh" off "$PORT" "${PEER_PORTS[@]}" >/dev/null 2>&1 || true
-  [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null || true
-  "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
+  # waited for, so that the port is free for the next start_servers
+  if [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; then wait "$SRV_PID" 2>/dev/null || true; fi
+  [ ${#PEER_PORTS[@]} -eq 0 ] || "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
+  SRV_PID=
+  PEER_PORTS=()
 }
 trap stop_servers EXIT
 
@@ -27,11 +36,13 @@ start_servers() {
     case $peer in
       nginx) PEER_PORTS+=(8081) ;;
       may) PEER_PORTS+=(8083) ;;
+      libreactor) PEER_PORTS+=(8086) ;;
       *) echo "unknown peer $peer" >&2; exit 2 ;;
     esac
   done
   ulimit -n "$(ulimit -Hn)"
-  taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/twelve-serve.log" 2>&1 &
+  taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 "${SERVE_ARGS[@]}" \
+    > "$OUT/raw/twelve-serve.log" 2>&1 &
   SRV_PID=$!
   # start-peers.sh with no names starts them all.
   if [ $# -gt 0 ]; then SERVER_CPU=0 "$SHARED/start-peers.sh" "$@" > "$OUT/raw/peers.log"; fi
@@ -42,6 +53,7 @@ start_servers() {
 
 # The TechEmpower json test's request headers (what ../shared/bench/run.sh sends), for wrk and
 # twelve bench alike.
+# shellcheck disable=SC2034  # used by the scripts that source this file
 TFB_HDRS=(-H 'Host: localhost'
   -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7')
 

@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# bench/peers.sh - issue 14's whole comparison in one go, one table at the end: twelve against
+# the fastest peer on each kind of test, with ../shared/bench's protocol: every server pinned
+# to CPU 0 with one worker and capped at 50% of a core (cpu-quota.sh), the client pinned to
+# CPU 1, rounds interleaved across the servers of a test (A B C A B C ...), medians quoted.
+#
+#   tfb     TechEmpower json (keep-alive, wrk -c$TFB_CONNS, TechEmpower's headers) and plaintext
+#           (pipelined 16, pipeline.lua): twelve serve vs libreactor, with run.sh's wrk commands.
+#   arena   HttpArena's profiles with their exact request bytes (../shared/bench/arena/):
+#           baseline (GET, POST Content-Length, POST chunked on /baseline11), pipelined (16 x
+#           GET /pipeline) and limited-conn (reconnect every 10 requests, gcannon -r 10; wrk
+#           cannot close a connection): twelve-engine's httparena example (built with
+#           --profile bench-bin, started as `httparena $ARENA_PORT`) vs rust-epoll, ringzero and
+#           libreactorng. Skipped, loudly, while crates/engine/examples/httparena.rs does not exist.
+#   static  a 10 KiB file of random bytes, ab -k -c$AB_C and ab -c$AB_C: twelve serve --root
+#           vs nginx (one worker, sendfile on, access_log off).
+#
+# The servers of a section run side by side and share one 50% cap (cpu-quota.sh puts them in
+# one cgroup); only the one under load uses it. The peers are built outside the repository
+# (see ../shared/bench/README.md and ../shared/bench/arena/README.md); this script only runs them.
+#
+# Usage: bench/peers.sh [OUTDIR]        (default bench/runs/<date>-peers)
+# Env:   SHARED=../shared  SECTIONS="tfb arena static"  DURATION=10s  WARMUP=2s
+#        ROUNDS=5 (json, baseline, limited-conn, static)  PIPE_ROUNDS=3 (plaintext, pipelined)
+#        TFB_CONNS=256  ARENA_CONNS=512  AB_C=100
+#        ARENA_CLIENT=wrk (baseline and pipelined with arena.lua) or gcannon (HttpArena's own
+#        client for all three profiles; limited-conn always uses gcannon)
+#        PORT=8090 (twelve serve)  ARENA_PORT=8094 (the httparena example)  NGINX_PORT=8088
+#        ARENA_BIN=/tmp/peers/httparena (rust-epoll, ringzero, libreactorng, gcannon)
+#        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor
+# Writes OUTDIR/README.md (commands, versions, machine), raw/ (every client's output, logs),
+# tfb.tsv, arena.tsv, static.tsv (one row per measured run) and summary.md (the table).
+# Needs root (cgroup CPU cap), Debian's wrk, nginx, apache2-utils, curl, and cargo. Every
+# process it starts is stopped by PID on exit; every load run is bounded by `timeout`.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SHARED=${SHARED:-$ROOT/../shared}/bench
+ARENA=$SHARED/arena
+OUT=${1:-$ROOT/bench/runs/$(date +%F)-peers}
+SECTIONS=${SECTIONS:-tfb arena static}
+DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-2s}
+DUR_S=${DURATION%s}; WARM_S=${WARMUP%s}
+ROUNDS=${ROUNDS:-5}; PIPE_ROUNDS=${PIPE_ROUNDS:-3}
+TFB_CONNS=${TFB_CONNS:-256}; ARENA_CONNS=${ARENA_CONNS:-512}; AB_C=${AB_C:-100}
+ARENA_CLIENT=${ARENA_CLIENT:-wrk}
+PORT=${PORT:-8090}; ARENA_PORT=${ARENA_PORT:-8094}; NGINX_PORT=${NGINX_PORT:-8088}
+ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
+LIBREACTOR_BIN=${LIBREACTOR_BIN:-/tmp/peers/libreactor-8086/libreactor}
+export LIBREACTOR_BIN
+# A run that has not ended this long after its duration is stuck: timeout ends it.
+BOUND_S=$((DUR_S + 30))
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
+die() { echo "peers.sh: $*" >&2; exit 2; }
+
+# Check every requested section's peers before measuring anything.
+case $ARENA_CLIENT in wrk | gcannon) ;; *) die "ARENA_CLIENT must be wrk or gcannon" ;; esac
+want tfb && { [ -x "$LIBREACTOR_BIN" ] || die "no libreactor at $LIBREACTOR_BIN (LIBREACTOR_BIN)"; }
+if want arena; then
+  for b in rust-epoll ringzero libreactorng gcannon; do
+    [ -x "$ARENA_BIN/$b" ] || die "no $b in $ARENA_BIN (ARENA_BIN)"
+  done
+fi
+for c in wrk curl ab nginx; do command -v $c >/dev/null || die "needs $c"; done
+mkdir -p "$OUT/raw"
+TMP=$(mktemp -d /tmp/twelve-peers.XXXXXX)
+chmod 755 "$TMP"   # nginx's worker runs as nobody
+
+. "$ROOT/bench/common.sh"
+EXTRA_PIDS=()
+CAPPED=()
+stop_extra() { # the servers started here rather than by common.sh or a starter script
+  local p
+  for p in "${EXTRA_PIDS[@]}"; do
+    if kill "$p" 2>/dev/null; then wait "$p" 2>/dev/null || true; fi
+  done
+  EXTRA_PIDS=()
+}
+cleanup() {
+  [ ${#CAPPED[@]} -eq 0 ] || "$SHARED/cpu-quota.sh" off "${CAPPED[@]}" >/dev/null 2>&1 || true
+  stop_servers
+  stop_extra
+  BIN=$ARENA_BIN "$ARENA/start.sh" stop >/dev/null 2>&1 || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+ulimit -n "$(ulimit -Hn)"
+cap() { CAPPED=("$@"); "$SHARED/cpu-quota.sh" 50 "$@" >> "$OUT/raw/quota.log"; }
+uncap() { "$SHARED/cpu-quota.sh" off "${CAPPED[@]}" >> "$OUT/raw/quota.log"; CAPPED=(); }
+wait_for() { # URL: until it answers (10 s at most)
+  for _ in $(seq 50); do curl -sf -o /dev/null "$1" && return 0; sleep 0.2; done
+  echo "peers.sh: nothing answers $1" >&2; return 1
+}
+
+COLS=(test name round requests rps errors client_cpu_s srv_cpu_s)
+header() { (IFS=$'\t'; echo "${COLS[*]}") > "$1"; }
+
+# Utime + stime, in seconds, of every process holding the listening socket on port $1.
+srv_cpu() {
+  local hz pids p sum=0 f
+  hz=$(getconf CLK_TCK)
+  pids=$(ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u)
+  for p in $pids; do
+    f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+    sum=$((sum + $(awk '{print $12 + $13}' <<< "$f")))
+  done
+  awk -v t="$sum" -v hz="$hz" 'BEGIN {printf "%.3f", t / hz}'
+}
+
+# The client command for TEST against PORT for SECONDS, pinned to CPU 1, bounded by timeout.
+client() { # TEST PORT SECONDS
+  local t=$1 u=http://127.0.0.1:$2 d=$3s R=$ARENA/requests
+  local raw=(--raw "$R/get.raw,$R/post_cl.raw,$R/post_chunked.raw")
+  local run=(timeout "$BOUND_S" taskset -c 1)
+  case $t:$ARENA_CLIENT in
+    # run.sh's wrk commands, bounded
+    json:*) "${run[@]}" wrk -t1 -c"$TFB_CONNS" -d"$d" --timeout 5s --latency "${TFB_HDRS[@]}" "$u/json" ;;
+    plaintext:*) "${run[@]}" wrk -t1 -c"$TFB_CONNS" -d"$d" --timeout 5s --latency "${TFB_HDRS[@]}" \
+                   -s "$SHARED/pipeline.lua" "$u/plaintext" -- 16 ;;
+    baseline:wrk) "${run[@]}" wrk -t1 -c"$ARENA_CONNS" -d"$d" --timeout 5s -s "$ARENA/arena.lua" "$u" ;;
+    pipelined:wrk) "${run[@]}" wrk -t1 -c"$ARENA_CONNS" -d"$d" --timeout 5s -s "$ARENA/arena.lua" "$u" -- pipeline 16 ;;
+    baseline:gcannon) "${run[@]}" "$ARENA_BIN/gcannon" "$u" "${raw[@]}" -c "$ARENA_CONNS" -t 1 -d "$d" -p 1 --json ;;
+    pipelined:gcannon) "${run[@]}" "$ARENA_BIN/gcannon" "$u/pipeline" -c "$ARENA_CONNS" -t 1 -d "$d" -p 16 --json ;;
+    limited-conn:*) "${run[@]}" "$ARENA_BIN/gcannon" "$u" "${raw[@]}" -c "$ARENA_CONNS" -t 1 -d "$d" -p 1 -r 10 --json ;;
+    # -t ends the run; -n, given after it (-t sets it to 50000), only sizes ab's table of
+    # per-request records at 200k req/s, far above what one ab reaches
+    static-keepalive:*) "${run[@]}" ab -q -k -c "$AB_C" -t "$3" -n $(($3 * 200000)) "$u/10k.dat" ;;
+    static-close:*) "${run[@]}" ab -q -c "$AB_C" -t "$3" -n $(($3 * 200000)) "$u/10k.dat" ;;
+    *) die "no client for $t" ;;
+  esac
+}
+# "requests rps errors" from a client's output: wrk, gcannon --json (2xx responses only, as
+# HttpArena counts) or ab. Errors are socket errors, non-2xx answers and ab's failures.
+counts() { # FILE
+  if grep -q '"version"' "$1"; then
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); s = d["status"]
+print(s["2xx"], d["rps"], d["responses"] - s["2xx"] + sum(d["errors"].values()))' "$1"
+  elif grep -q '^Requests per second' "$1"; then
+    awk '/^Complete requests/ {n = $3} /^Requests per second/ {r = $4}
+      /^Failed requests/ {e += $3} /^Non-2xx responses/ {e += $3} END {print n, r, e + 0}' "$1"
+  else
+    awk '/requests in/ {n = $1} /^Requests\/sec/ {r = $2}
+      /Socket errors/ {gsub(/,/, ""); e += $4 + $6 + $8 + $10} /Non-2xx/ {e += $NF}
+      END {print n, r, e + 0}' "$1"
+  fi
+}
+# Interleaved rounds of TEST over name=port targets; one TSV row per measured run.
+measure() { # TSV TEST ROUNDS name=port...
+  local tsv=$1 t=$2 rounds=$3 r target name port f s0 s1 u s n rps e rc
+  shift 3
+  TIMEFORMAT='%U %S'
+  for ((r = 1; r <= rounds; r++)); do
+    for target in "$@"; do
+      name=${target%%=*}; port=${target##*=}
+      f="$OUT/raw/$t-$name-$r.txt"
+      client "$t" "$port" "$WARM_S" > /dev/null 2>&1 || true   # warm-up, not measured
+      sleep 1
+      s0=$(srv_cpu "$port")
+      # gcannon exits 1 when it saw a non-2xx answer (ringzero's 4xx): counted as errors below
+      rc=0
+      { time client "$t" "$port" "$DUR_S" > "$f" 2>&1; } 2> "$f.time" || rc=$?
+      if [ $rc -gt 1 ]; then
+        echo "peers.sh: $t against $name, round $r, exited $rc: see $f" >&2; exit 1
+      fi
+      s1=$(srv_cpu "$port")
+      read -r u s < "$f.time"
+      read -r n rps e < <(counts "$f") || true
+      if [ -z "$n" ] || [ "$n" = 0 ]; then echo "peers.sh: no request count in $f" >&2; exit 1; fi
+      printf '%s\t%s\t%d\t%s\t%s\t%s\t%.3f\t%.3f\n' "$t" "$name" "$r" "$n" "$rps" "$e" \
+        "$(awk -v u="$u" -v s="$s" 'BEGIN {print u + s}')" \
+        "$(awk -v a="$s0" -v b="$s1" 'BEGIN {print b - a}')" >> "$tsv"
+    done
+  done
+}
+
+{
+  echo "# twelve against its peers: TechEmpower, HttpArena, static file"
+  echo
+  echo "- date: $(date -u +%FT%TZ)"
+  echo "- twelve: $("$BIN" --version | head -1)"
+  echo "- tree: $(cd "$ROOT" && git describe --always --dirty --abbrev=12)"
+  echo "- kernel: $(uname -r)"
+  echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
+  echo "- pinning: every server on CPU 0 with one worker, capped at 50% of a core"
+  echo "  (cpu-quota.sh: 5 ms per 10 ms period); the client on CPU 1, one thread"
+  echo "- rounds interleaved across the servers of each test; ${DURATION} runs, each after a"
+  echo "  ${WARMUP} warm-up run of the same client; client CPU from bash \`time\` around the"
+  echo "  client, server CPU from /proc/PID/stat of every process holding the listener"
+  echo "- command: \`SECTIONS=\"$SECTIONS\" ROUNDS=$ROUNDS PIPE_ROUNDS=$PIPE_ROUNDS DURATION=$DURATION" \
+    "WARMUP=$WARMUP TFB_CONNS=$TFB_CONNS ARENA_CONNS=$ARENA_CONNS AB_C=$AB_C" \
+    "ARENA_CLIENT=$ARENA_CLIENT bench/peers.sh\`"
+  echo "- clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); $(ab -V | head -1)"
+  echo "- peer binaries (sha256, first 16 hex):"
+  for b in "$LIBREACTOR_BIN" "$ARENA_BIN"/{rust-epoll,ringzero,libreactorng,gcannon}; do
+    [ -x "$b" ] && echo "  - $b $(sha256sum "$b" | cut -c1-16)"
+  done
+  echo "  - $(nginx -v 2>&1)"
+} > "$OUT/README.md"
+
+# tfb: twelve serve vs libreactor.
+if want tfb; then
+  echo "== tfb: json and plaintext, twelve serve vs libreactor" >&2
+  start_servers /json libreactor
+  cap "$PORT" 8086
+  tsv=$OUT/tfb.tsv
+  header "$tsv"
+  measure "$tsv" json "$ROUNDS" "twelve=$PORT" libreactor=8086
+  measure "$tsv" plaintext "$PIPE_ROUNDS" "twelve=$PORT" libreactor=8086
+  uncap
+  stop_servers
+fi
+
+# arena: twelve-engine's httparena example vs HttpArena's three fastest engines.
+if want arena; then
+  if [ ! -f "$ROOT/crates/engine/examples/httparena.rs" ]; then
+    {
+      echo
+      echo "################################################################################"
+      echo "## peers.sh: SKIPPING the HttpArena section: crates/engine/examples/httparena.rs"
+      echo "## does not exist yet, so twelve has nothing to serve /baseline11 and /pipeline."
+      echo "################################################################################"
+      echo
+    } | tee -a "$OUT/README.md" >&2
+    rm -f "$OUT/arena.tsv"
+  else
+    echo "== arena: baseline, pipelined, limited-conn; twelve vs rust-epoll, ringzero, libreactorng" >&2
+    (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin \
+      -p twelve-engine --example httparena)
+    taskset -c 0 "$ROOT/target/bench-bin/examples/httparena" "$ARENA_PORT" \
+      > "$OUT/raw/twelve-httparena.log" 2>&1 &
+    EXTRA_PIDS+=($!)
+    BIN=$ARENA_BIN SERVER_CPU=0 "$ARENA/start.sh" > "$OUT/raw/arena-start.log"
+    targets=("twelve=$ARENA_PORT" rust-epoll=8091 ringzero=8092 libreactorng=8093)
+    for t in "${targets[@]}"; do
+      wait_for "http://127.0.0.1:${t##*=}/pipeline"
+      # HttpArena's correctness checks, for the record (ringzero fails the 4 fragmentation ones)
+      FRAG_TIMEOUT=1 timeout 60 "$ARENA/check.sh" "${t##*=}" > "$OUT/raw/check-${t%%=*}.txt" 2>&1 || true
+    done
+    cap "$ARENA_PORT" 8091 8092 8093
+    tsv=$OUT/arena.tsv
+    header "$tsv"
+    measure "$tsv" baseline "$ROUNDS" "${targets[@]}"
+    measure "$tsv" pipelined "$PIPE_ROUNDS" "${targets[@]}"
+    measure "$tsv" limited-conn "$ROUNDS" "${targets[@]}"
+    uncap
+    BIN=$ARENA_BIN "$ARENA/start.sh" stop >> "$OUT/raw/arena-start.log"
+    stop_extra
+  fi
+fi
+
+# static: a 10 KiB file, twelve serve --root vs nginx with sendfile.
+if want static; then
+  echo "== static: 10k.dat with ab -k and ab, twelve serve vs nginx" >&2
+  mkdir -p "$TMP/www"
+  head -c 10240 /dev/urandom > "$TMP/www/10k.dat"
+  cat > "$TMP/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $TMP/nginx.pid;
+error_log $TMP/nginx-error.log crit;
+worker_rlimit_nofile 20000;
+events { worker_connections 16000; use epoll; }
+http {
+    access_log off;
+    server_tokens off;
+    sendfile on;
+    tcp_nodelay on;
+    keepalive_requests 1000000000;
+    default_type application/octet-stream;
+    client_body_temp_path $TMP/body;
+    proxy_temp_path $TMP/proxy;
+    fastcgi_temp_path $TMP/fastcgi;
+    uwsgi_temp_path $TMP/uwsgi;
+    scgi_temp_path $TMP/scgi;
+    server {
+        listen 127.0.0.1:$NGINX_PORT reuseport backlog=4096;
+        root $TMP/www;
+    }
+}
+EOF
+  cp "$TMP/nginx.conf" "$OUT/raw/nginx-static.conf"
+  SERVE_ARGS=(--root "$TMP/www")
+  start_servers /10k.dat
+  SERVE_ARGS=()
+  taskset -c 0 nginx -p "$TMP" -e "$TMP/nginx-error.log" -c "$TMP/nginx.conf" \
+    > "$OUT/raw/nginx-static.log" 2>&1 &
+  EXTRA_PIDS+=($!)
+  wait_for "http://127.0.0.1:$NGINX_PORT/10k.dat"
+  cmp <(curl -s "http://127.0.0.1:$PORT/10k.dat") "$TMP/www/10k.dat"
+  cap "$PORT" "$NGINX_PORT"
+  tsv=$OUT/static.tsv
+  header "$tsv"
+  measure "$tsv" static-keepalive "$ROUNDS" "twelve=$PORT" "nginx=$NGINX_PORT"
+  measure "$tsv" static-close "$ROUNDS" "twelve=$PORT" "nginx=$NGINX_PORT"
+  uncap
+  stop_servers
+fi
+
+python3 - "$OUT" "$SECTIONS" "$TFB_CONNS" "$ARENA_CONNS" "$ARENA_CLIENT" "$AB_C" \
+  > "$OUT/summary.md" <<'PY'
+import csv, os, statistics as st, sys
+out, sections, tc, ac, acl, abc = sys.argv[1], sys.argv[2].split(), *sys.argv[3:]
+acl = 'wrk arena.lua' if acl == 'wrk' else acl
+what = {
+    'json': f'TFB json, keep-alive, wrk -c{tc}',
+    'plaintext': f'TFB plaintext, pipelined 16, wrk -c{tc}',
+    'baseline': f'HttpArena baseline, {acl} -c{ac}',
+    'pipelined': f'HttpArena pipelined 16, {acl} -c{ac}',
+    'limited-conn': f'HttpArena limited-conn, gcannon -c{ac} -r 10',
+    'static-keepalive': f'10 KiB file, ab -k -c{abc}',
+    'static-close': f'10 KiB file, ab -c{abc} (no keep-alive)',
+}
+print("| test | server | runs | req/s median (min-max) | twelve ÷ server | client CPU µs/req "
+      "| server CPU µs/req | errors |")
+print("|---|---|---|---|---|---|---|---|")
+for sec in ('tfb', 'arena', 'static'):
+    fn = os.path.join(out, sec + '.tsv')
+    if sec not in sections:
+        continue
+    if not os.path.exists(fn):
+        print(f"| {sec}: SKIPPED (see README.md) | | | | | | | |")
+        continue
+    tests = {}
+    for r in csv.DictReader(open(fn), delimiter='\t'):
+        tests.setdefault(r['test'], {}).setdefault(r['name'], []).append(r)
+    for t, by in tests.items():
+        med = {n: st.median(float(r['rps']) for r in rs) for n, rs in by.items()}
+        peers = {n: v for n, v in med.items() if n != 'twelve'}
+        best = max(peers, key=peers.get) if peers else None
+        for n, rs in sorted(by.items(), key=lambda kv: -med[kv[0]]):
+            rps = [float(r['rps']) for r in rs]
+            per = lambda k: st.median(1e6 * float(r[k]) / float(r['requests']) for r in rs)
+            if n != 'twelve':
+                ratio = f"{med['twelve'] / med[n]:.3f}" if 'twelve' in med else ''
+            else:
+                ratio = f"**{med[n] / med[best]:.3f}** ÷ best ({best})" if best else ''
+            print(f"| {what.get(t, t)} | {n} | {len(rs)} | {med[n]:,.0f} ({min(rps):,.0f}-{max(rps):,.0f}) "
+                  f"| {ratio} | {per('client_cpu_s'):.2f} | {per('srv_cpu_s'):.2f} "
+                  f"| {sum(int(float(r['errors'])) for r in rs)} |")
+print("\nMedians over the rounds; ratios are of medians. CPU per request: the run's CPU time "
+      "over the requests the client counted (the server is capped at 50% of a core).")
+PY
+cat "$OUT/summary.md"
