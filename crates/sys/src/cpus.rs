@@ -172,6 +172,16 @@ pub fn online() -> CpuList {
         })
 }
 
+/// The CPUs the calling thread may run on: its affinity mask (sched_getaffinity(2)), which
+/// `taskset -c` and a container's `--cpuset-cpus` set. A server that sizes itself from this
+/// rather than from [`online`] gives `taskset -c 0 server` exactly one worker.
+pub fn allowed() -> std::io::Result<CpuList> {
+    let set = rustix::thread::sched_getaffinity(None)?;
+    Ok(CpuList::from_cpus(
+        (0..rustix::thread::CpuSet::MAX_CPU).filter(|&c| set.is_set(c)),
+    ))
+}
+
 /// Pins the calling thread to `cpu` (sched_setaffinity(2) on thread id 0, i.e. itself).
 ///
 /// Workers call this before they allocate anything, so their memory is first touched on the
@@ -222,6 +232,14 @@ mod tests {
         reversed: "3-1" => Err(CpuListError::ReversedRange);
         huge: "99999999999999999999" => Err(CpuListError::TooLarge);
         above_max: "8192" => Err(CpuListError::TooLarge);
+    }
+
+    #[test]
+    fn allowed_holds_the_current_cpu() {
+        let allowed = allowed().unwrap();
+        assert!(!allowed.is_empty());
+        // A thread always runs on a CPU of its own mask.
+        assert!(allowed.contains(current_cpu()), "{allowed}");
     }
 
     #[test]

@@ -198,9 +198,13 @@ impl TestServer {
     }
 
     pub fn start_with(config: Config) -> TestServer {
-        let handle = Server::new(config, router())
-            .start()
-            .expect("server starts");
+        Self::start_router(config, router())
+    }
+
+    /// A server with another router; [`TestServer::finish`] needs it to answer `GET /` with
+    /// 200 "root".
+    pub fn start_router(config: Config, router: Router) -> TestServer {
+        let handle = Server::new(config, router).start().expect("server starts");
         let addr = handle.local_addrs()[0];
         TestServer { handle, addr }
     }
