@@ -10,7 +10,7 @@
 #           baseline (GET, POST Content-Length, POST chunked on /baseline11), pipelined (16 x
 #           GET /pipeline) and limited-conn (reconnect every 10 requests, gcannon -r 10; wrk
 #           cannot close a connection): twelve-engine's httparena example (built with
-#           --profile bench-bin, started as `httparena $ARENA_PORT`) vs rust-epoll, ringzero and
+#           --profile bench-bin, started as `httparena 127.0.0.1:$ARENA_PORT`) vs rust-epoll, ringzero and
 #           libreactorng. Skipped, loudly, while crates/engine/examples/httparena.rs does not exist.
 #   static  a 10 KiB file of random bytes, ab -k -c$AB_C and ab -c$AB_C: twelve serve --root
 #           vs nginx (one worker, sendfile on, access_log off).
@@ -225,7 +225,7 @@ if want arena; then
     echo "== arena: baseline, pipelined, limited-conn; twelve vs rust-epoll, ringzero, libreactorng" >&2
     (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin \
       -p twelve-engine --example httparena)
-    taskset -c 0 "$ROOT/target/bench-bin/examples/httparena" "$ARENA_PORT" \
+    taskset -c 0 "$ROOT/target/bench-bin/examples/httparena" "127.0.0.1:$ARENA_PORT" \
       > "$OUT/raw/twelve-httparena.log" 2>&1 &
     EXTRA_PIDS+=($!)
     BIN=$ARENA_BIN SERVER_CPU=0 "$ARENA/start.sh" > "$OUT/raw/arena-start.log"
