@@ -11,7 +11,7 @@ use twelve_sys::CpuList;
 pub enum Steer {
     /// `SO_INCOMING_CPU = cpu` on each worker's listener: the kernel prefers the listener of
     /// the CPU that received the connection's packets. Survives listeners being re-created
-    /// (../shared/spec/kernel-facts.md), so it is the default.
+    /// (docs/kernel-facts.md), so it is the default.
     #[default]
     IncomingCpu,
     /// The study's two-instruction classic-BPF program returning the receiving CPU as an index
@@ -142,7 +142,7 @@ pub struct Config {
     /// `false` keeps them until their next request (answered with `Connection: close`), their
     /// keep-alive timeout, or the drain deadline: what a zero-failure upgrade wants, since a
     /// client may be sending a request at the moment an idle connection is closed
-    /// (../shared/spec/restart.md, "Draining keep-alive connections").
+    /// (docs/restart.md, "Draining keep-alive connections").
     pub close_idle_on_drain: bool,
     /// Unsent response bytes above which a connection stops reading and parsing
     /// (backpressure), until the peer reads.

@@ -136,7 +136,7 @@ impl Server {
     /// [`ServerHandle::listener_dups`]), or from systemd. `listeners[i]` are worker *i*'s
     /// listeners (one per address, the same addresses for every worker), so handing a
     /// generation's sockets on unchanged keeps every queued connection and, with CBPF
-    /// steering, the group's order (../shared/spec/restart.md). Each must be a listening TCP
+    /// steering, the group's order (docs/restart.md). Each must be a listening TCP
     /// socket; it is made non-blocking and close-on-exec. `Config::listen` and
     /// `Config::steer` are not applied: the sockets keep the options they were created with.
     pub fn start_with_listeners(

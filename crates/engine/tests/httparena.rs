@@ -1,6 +1,6 @@
 //! `apps::httparena` end to end over loopback with raw bytes: every check of HttpArena's
-//! validate.sh for the baseline, limited-conn and pipelined profiles (as
-//! ../shared/bench/arena/check.sh runs them), the exact request templates its load generator
+//! scripts/validate.sh for the baseline, limited-conn and pipelined profiles (HttpArena
+//! 28606ba), the exact request templates its load generator
 //! sends, pipelined batches answered in order, and the answers the app defines for input
 //! HttpArena never sends.
 
@@ -289,8 +289,8 @@ fn head_baseline_has_get_head_without_body() {
     srv.finish();
 }
 
-/// The templates above are HttpArena's `requests/*.raw`: their sizes as
-/// ../shared/bench/arena/README.md records them.
+/// The templates above are HttpArena's `requests/*.raw` (28606ba), byte for byte: their
+/// sizes there.
 #[test]
 fn templates_have_httparena_sizes() {
     let sizes = [GET_RAW, POST_CL_RAW, POST_CHUNKED_RAW, PIPELINE_RAW].map(<[u8]>::len);

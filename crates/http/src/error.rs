@@ -1,5 +1,5 @@
 //! The parse outcome types: `Status` (complete or need more bytes) and `ParseError`, one
-//! variant per rule of ../shared/spec/hostile-requests.md, each mapped to one status code.
+//! variant per rule of docs/hostile-requests.md, each mapped to one status code.
 
 use std::fmt;
 

@@ -2,7 +2,7 @@
 //!
 //! The server side parses request heads ([`parse_request`]), decodes chunked bodies
 //! ([`ChunkedDecoder`]) and encodes responses into a caller-owned buffer ([`encode_response`],
-//! [`encode_head`], [`encode_error`]). Every rule of ../shared/spec/hostile-requests.md is
+//! [`encode_head`], [`encode_error`]). Every rule of docs/hostile-requests.md is
 //! enforced where the bytes are read, and each rejection is a [`ParseError`] mapped to one
 //! status code. The client side, [`client`], parses responses for the load generator with the
 //! same vocabulary: [`Status`], [`Header`], the same Content-Length reader and the same

@@ -3,7 +3,7 @@
 /// Bounds on what a peer may send; each violation maps to its status (414, 431, 413).
 ///
 /// The defaults follow RFC 9112 §3 (support request-lines of at least 8000 octets) and the
-/// limits the spec's suite assumes (../shared/spec/hostile-requests.md).
+/// limits the spec's suite assumes (docs/hostile-requests.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Longest request-line, excluding its CRLF; longer → 414.

@@ -1,4 +1,4 @@
-//! Every codec-level case of sections A–D of ../shared/spec/hostile-requests.md, one named
+//! Every codec-level case of sections A–D of docs/hostile-requests.md, one named
 //! test per case, with the suite's limits (body 64 KiB). Every rejection is also checked at
 //! every split point: a prefix must be `Partial` or the same error.
 

@@ -1,7 +1,7 @@
 //! The open model's one global arrival schedule, and the closed model's request budget.
 //!
 //! wrk2 ties a schedule to each connection, so a connection that falls behind can never
-//! catch up while its neighbours idle (../shared/spec/load-generator.md). Here there is one
+//! catch up while its neighbours idle (docs/load-generator.md). Here there is one
 //! schedule for the whole run: slot `k` is due at `t_k`, and any worker with an idle
 //! connection claims due slots. Uniform arrivals compute `t_k = start + k / rate` from `k`
 //! alone (never by adding intervals, so rounding cannot accumulate into drift) and are

@@ -3,7 +3,7 @@
 //! rustix's `epoll::wait` switches to `epoll_pwait2` whenever any crate of the build enables
 //! its `linux_5_11` feature (features unify across a workspace), and valgrind 3.19 does not
 //! know that syscall: the worker's wait then fails with ENOSYS, and instruction counting with
-//! callgrind (kernel-facts.md) becomes impossible. Plain `epoll_wait` exists since 2.6 and
+//! callgrind (docs/kernel-facts.md) becomes impossible. Plain `epoll_wait` exists since 2.6 and
 //! millisecond resolution is all a timer wheel with 50 ms ticks needs.
 
 use std::io;

@@ -3,7 +3,7 @@
 //!
 //! The safe parts go through rustix; the two socket options rustix does not wrap
 //! (`SO_ATTACH_REUSEPORT_CBPF`, `SO_BUSY_POLL`) are set with libc in small documented unsafe
-//! blocks. Every socket is created `CLOEXEC` (see ../../../shared/spec/restart.md: a leaked
+//! blocks. Every socket is created `CLOEXEC` (see docs/restart.md: a leaked
 //! connection fd in a later generation keeps that connection open forever) and non-blocking.
 
 use rustix::net::{self, AddressFamily, SocketFlags, SocketType, sockopt};
@@ -26,7 +26,7 @@ pub struct ListenerOptions {
     /// → `inet_lhash2_lookup` scoring, `compute_score` adds 1 for a matching `sk_incoming_cpu`).
     pub incoming_cpu: Option<u32>,
     /// `SO_BUSY_POLL` microseconds, inherited by accepted sockets. Needs a NAPI ID, so it does
-    /// nothing on loopback (kernel-facts.md, "Busy polling and interrupts").
+    /// nothing on loopback (docs/kernel-facts.md, "Busy polling and interrupts").
     pub busy_poll_us: Option<u32>,
     /// `TCP_NODELAY` on the listener. Accepted sockets inherit it (the child socket is a
     /// clone of the listener, `inet_csk_clone_lock`), which saves a `setsockopt` per accept.
@@ -105,7 +105,7 @@ pub fn incoming_cpu(fd: BorrowedFd<'_>) -> io::Result<u32> {
 
 /// Sets `SO_BUSY_POLL` (microseconds to busy-poll the device queue on a blocking read or, for
 /// epoll, when every socket of the instance shares one NAPI ID). Any value is allowed without
-/// privileges (kernel-facts.md).
+/// privileges (docs/kernel-facts.md).
 pub fn set_busy_poll(fd: BorrowedFd<'_>, usecs: u32) -> io::Result<()> {
     let value = libc::c_int::try_from(usecs).unwrap_or(libc::c_int::MAX);
     // SAFETY: SO_BUSY_POLL takes a `c_int` (socket(7)), and `value` is one.
@@ -118,7 +118,7 @@ pub fn set_busy_poll(fd: BorrowedFd<'_>, usecs: u32) -> io::Result<()> {
 ///
 /// Only correct while the group is never re-created: the index is the position in which each
 /// listener joined, and closing and re-creating one listener reorders the group, after which
-/// CPU 0's connections went to CPU 1's listener (kernel-facts.md, 40 of 40). The program is a
+/// CPU 0's connections went to CPU 1's listener (docs/kernel-facts.md, 40 of 40). The program is a
 /// property of the group, so attaching it to any one member (after `listen`) steers all of
 /// them; listener *i* must be created *i*-th and be the listener of CPU *i*'s worker, and the
 /// group must hold one listener per online CPU from 0 upwards, or an index out of range makes

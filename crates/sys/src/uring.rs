@@ -2,7 +2,7 @@
 //!
 //! An epoll worker that finds N sockets ready makes N `recv` and N `send` calls, and on this
 //! kind of machine each syscall's entry and exit is a large share of a small request's cost
-//! (kernel-facts.md, "What a request costs here"). [`Batch`] hands the N operations to the
+//! (docs/kernel-facts.md, "What a request costs here"). [`Batch`] hands the N operations to the
 //! kernel at once and returns when every one of them has completed: the calls stay
 //! synchronous, only the user/kernel crossings are shared.
 //!

@@ -563,7 +563,7 @@ impl Worker {
             return;
         }
         // Stop accepting: take what is already queued (closing a reuseport listener resets
-        // its queued connections, kernel-facts.md), then close the listeners.
+        // its queued connections, docs/kernel-facts.md), then close the listeners.
         self.setup.ctx.draining = true;
         self.paused_until = None;
         self.full = false;

@@ -50,7 +50,7 @@ const SENDFILE_CHUNK: usize = 1 << 20;
 /// every data arrival (`sk_data_ready` → `ep_poll_callback`), not only when the receive queue
 /// goes from empty to non-empty, so a short read means the queue was empty at that moment and
 /// anything arriving later (a FIN included) brings a new event. This saves one syscall per
-/// request (kernel-facts.md: about 2.1 instead of 3.1 per keep-alive request).
+/// request (docs/kernel-facts.md: about 2.1 instead of 3.1 per keep-alive request).
 pub(crate) fn pump(
     conn: &mut Conn,
     io: &mut impl Io,

@@ -598,7 +598,7 @@ impl Worker {
             return;
         }
         // Stop accepting: take what is already queued (closing a reuseport listener resets
-        // its queued connections, kernel-facts.md), then close the listeners. The armed
+        // its queued connections, docs/kernel-facts.md), then close the listeners. The armed
         // accepts hold their own reference to the socket until their cancellation completes.
         self.setup.ctx.draining = true;
         self.cancel_accepts();
