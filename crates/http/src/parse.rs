@@ -15,7 +15,7 @@ use crate::error::{ParseError, Status};
 use crate::fields;
 use crate::limits::Limits;
 use crate::request::{Header, Method, Request, Version};
-use crate::scan::{is_tchar, skip_target, skip_tchar, skip_value};
+use crate::scan::{is_tchar, skip_path, skip_target, skip_tchar, skip_value};
 use crate::target;
 
 /// Parses a request head from the start of `buf`.
@@ -56,7 +56,7 @@ pub fn parse_request<'h, 'b>(
     let target = text.of(line.target).ok_or(ParseError::InvalidTarget)?;
     let headers: &'h [Header<'b>] = headers;
     let headers = &headers[..count];
-    let form = target::split(line.method, target)?;
+    let form = target::split(line.method, target, line.query_at)?;
     let f = fields::interpret(headers, line.version, limits)?;
     Ok(Status::Complete(Request {
         method: line.method,
@@ -143,6 +143,8 @@ impl<'b> Text<'b> {
 struct Line<'b> {
     method: Method,
     target: &'b [u8],
+    /// The index in `target` of its first `?`, or its length.
+    query_at: usize,
     version: Version,
 }
 
@@ -249,9 +251,14 @@ impl<'b> Scanner<'b, '_> {
             });
         }
         let method_token = &buf[start..i];
-        // request-target: no whitespace, no CTLs (§3.2).
+        // request-target: no whitespace, no CTLs (§3.2). The path first, up to a `?`, so the
+        // query's start is known without a second pass (`target::split`).
         let target_start = i + 1;
-        i = skip_target(buf, target_start);
+        i = skip_path(buf, target_start);
+        let query_at = i - target_start;
+        if buf.get(i) == Some(&b'?') {
+            i = skip_target(buf, i + 1);
+        }
         let Some(&after_target) = buf.get(i) else {
             return w.exhausted();
         };
@@ -284,6 +291,7 @@ impl<'b> Scanner<'b, '_> {
         Ok(Some(Line {
             method,
             target: target_bytes,
+            query_at,
             version,
         }))
     }
