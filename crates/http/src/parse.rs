@@ -199,7 +199,10 @@ impl<'b> Scanner<'b, '_> {
     fn request_line(&mut self) -> Result<Option<Line<'b>>, ParseError> {
         let limits = self.limits;
         let mut empty = 0;
-        loop {
+        // Nearly every request-line starts at once: its window alone decides, so this one is
+        // built only for a CR or LF (the answer is the same either way: both windows end at
+        // the buffer's end or at `Limits::head_bytes`).
+        while let Some(b'\r' | b'\n') = self.buf.get(self.pos) {
             let w = self.window(self.pos, 0, ParseError::HeadTooLarge);
             match w.bytes.get(self.pos) {
                 None => return w.exhausted(),
@@ -367,6 +370,10 @@ impl<'b> Scanner<'b, '_> {
 /// `None`: a correct prefix, need more bytes.
 fn version(v: &[u8]) -> Result<Option<Version>, ParseError> {
     const NAME: &[u8] = b"HTTP/";
+    // Fastest path: what nearly every client sends, one 10-byte compare.
+    if v.first_chunk::<10>() == Some(b"HTTP/1.1\r\n") {
+        return Ok(Some(Version::Http11));
+    }
     // Fast path: the whole version is there and well-formed.
     if let Some(
         &[
