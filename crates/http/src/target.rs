@@ -21,7 +21,11 @@ pub(crate) struct Form<'b> {
 ///   as RFC 9110 §4.2.4 asks recipients to treat it as an error.
 /// - authority-form `host:port`: only, and always, for CONNECT (§3.2.3).
 /// - asterisk-form `*`: only for OPTIONS (§3.2.4).
-pub(crate) fn split(method: Method, target: &str) -> Result<Form<'_>, ParseError> {
+///
+/// `query_at` is the index of the target's first `?`, or its length: the scanner finds it in
+/// the same class scan that checks the target's bytes (see `skip_path`), which saves a second
+/// pass over the origin-form's path.
+pub(crate) fn split(method: Method, target: &str, query_at: usize) -> Result<Form<'_>, ParseError> {
     if method == Method::Connect {
         // authority-form = uri-host ":" port, the port required.
         let b = target.as_bytes();
@@ -49,7 +53,7 @@ pub(crate) fn split(method: Method, target: &str) -> Result<Form<'_>, ParseError
         });
     }
     if target.starts_with('/') {
-        let (path, query) = split_query(target);
+        let (path, query) = split_at_query(target, query_at);
         return Ok(Form {
             path,
             query,
@@ -62,8 +66,13 @@ pub(crate) fn split(method: Method, target: &str) -> Result<Form<'_>, ParseError
 /// Splits at the first `?`. A byte search: targets are short and ASCII, and `str::split_once`
 /// with a `char` pattern costs more in setting up its searcher than in searching.
 fn split_query(s: &str) -> (&str, Option<&str>) {
-    match s.bytes().position(|b| b == b'?') {
-        Some(q) => (&s[..q], Some(&s[q + 1..])),
+    split_at_query(s, s.bytes().position(|b| b == b'?').unwrap_or(s.len()))
+}
+
+/// Splits at `q`, the index of the first `?` or the length.
+fn split_at_query(s: &str, q: usize) -> (&str, Option<&str>) {
+    match s.get(q + 1..) {
+        Some(query) => (&s[..q], Some(query)),
         None => (s, None),
     }
 }
@@ -91,4 +100,29 @@ fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
         .then(|| &s[prefix.len()..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! query {
+        ($($name:ident: $target:expr => $path:expr, $query:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                assert_eq!(split_query($target), ($path, $query));
+                let q = $target.find('?').unwrap_or($target.len());
+                assert_eq!(split_at_query($target, q), ($path, $query));
+            }
+        )*};
+    }
+
+    query! {
+        query_none: "/plaintext" => "/plaintext", None;
+        query_empty: "/?" => "/", Some("");
+        query_first_question_mark_splits: "/a?b?c" => "/a", Some("b?c");
+        query_after_a_16_byte_step: "/abcdefghijklmnopqrstu?x=1" => "/abcdefghijklmnopqrstu", Some("x=1");
+        query_at_byte_16: "/abcdefghijklmno?x" => "/abcdefghijklmno", Some("x");
+        query_only_path_at_16_bytes: "/abcdefghijklmno" => "/abcdefghijklmno", None;
+    }
 }
