@@ -169,12 +169,10 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         "none" => Steer::None,
         other => bail!("--steer {other}: expected incoming-cpu, cbpf or none"),
     };
-    let io = match args.io.as_str() {
-        "auto" => Backend::Auto,
-        "epoll" => Backend::Epoll,
-        "uring" => Backend::Uring,
-        other => bail!("--io {other}: expected auto, epoll or uring"),
-    };
+    let io: Backend = args
+        .io
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--io {}: {e}", args.io))?;
     if args.max_headers > 128 {
         bail!("--max-headers {}: at most 128", args.max_headers);
     }

@@ -3,11 +3,12 @@
 //! Serves [`twelve_engine::apps::httparena::router`] on ADDR (default `0.0.0.0:8080`, where
 //! HttpArena's scripts look) with one pinned worker per CPU of the process's affinity mask, so
 //! `taskset -c 0` gives one worker and a container's `--cpuset-cpus` gives one per CPU of the
-//! set. Runs until SIGTERM or SIGINT, then drains. `contrib/httparena/` builds it into the
+//! set; `TWELVE_IO=uring` (or `auto`) picks the io_uring backend. Runs until SIGTERM or SIGINT,
+//! then drains. `contrib/httparena/` builds it into the
 //! image HttpArena runs.
 
 use std::time::Duration;
-use twelve_engine::{Config, Server, apps::httparena};
+use twelve_engine::{Backend, Config, Server, apps::httparena};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = std::env::args()
@@ -18,7 +19,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map_err(|e| format!("ADDR {addr}: {e} (expected e.g. 0.0.0.0:8080)"))?;
     let cpus =
         twelve_sys::cpus::allowed().map_err(|e| format!("reading the affinity mask: {e}"))?;
+    // The event loop, as `twelve serve --io` takes it; epoll unless TWELVE_IO says otherwise.
+    let io: Backend = match std::env::var("TWELVE_IO") {
+        Ok(v) => v.parse().map_err(|e| format!("TWELVE_IO={v}: {e}"))?,
+        Err(_) => Backend::default(),
+    };
     let config = Config {
+        io,
         listen: vec![listen],
         cpus,
         // HttpArena asks for its endpoints only.
@@ -41,9 +48,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map_err(|e| format!("{e} ({addr})"))?;
     for addr in handle.local_addrs() {
         println!(
-            "httparena: listening on http://{addr} ({} workers on CPUs {})",
+            "httparena: listening on http://{addr} ({} workers on CPUs {}, io {})",
             handle.cpus().len(),
             twelve_sys::CpuList::from_cpus(handle.cpus().iter().copied()),
+            handle.backends().first().copied().unwrap_or_default(),
         );
     }
     if let Some(sig) = signals.forever().next() {

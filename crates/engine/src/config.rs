@@ -69,6 +69,32 @@ impl std::fmt::Display for Backend {
     }
 }
 
+impl std::str::FromStr for Backend {
+    type Err = UnknownBackend;
+
+    /// `auto`, `epoll` or `uring`, as [`Display`](std::fmt::Display) writes them.
+    fn from_str(s: &str) -> Result<Self, UnknownBackend> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "epoll" => Ok(Self::Epoll),
+            "uring" => Ok(Self::Uring),
+            _ => Err(UnknownBackend),
+        }
+    }
+}
+
+/// A backend name other than `auto`, `epoll` or `uring`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnknownBackend;
+
+impl std::fmt::Display for UnknownBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("expected auto, epoll or uring")
+    }
+}
+
+impl std::error::Error for UnknownBackend {}
+
 /// Time limits of a connection. Each is enforced on the worker's timer wheel with a
 /// resolution of [`Timeouts::TICK`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,6 +209,21 @@ impl Config {
             listen: vec![SocketAddr::from(([127, 0, 0, 1], 0))],
             cpus: twelve_sys::cpus::online().first(workers.max(1)),
             ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_names_round_trip_and_nothing_else_parses() {
+        for b in [Backend::Auto, Backend::Epoll, Backend::Uring] {
+            assert_eq!(b.to_string().parse::<Backend>(), Ok(b));
+        }
+        for bad in ["", "io_uring", "EPOLL", "uring ", "poll"] {
+            assert_eq!(bad.parse::<Backend>(), Err(UnknownBackend), "{bad:?}");
         }
     }
 }

@@ -45,7 +45,7 @@ mod router;
 mod server;
 mod timer;
 
-pub use config::{Backend, Config, Steer, Timeouts};
+pub use config::{Backend, Config, Steer, Timeouts, UnknownBackend};
 pub use metrics::MetricsSnapshot;
 pub use response::{FileBody, Response};
 pub use router::{Handler, Router};
