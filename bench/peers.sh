@@ -15,6 +15,10 @@
 #   static  a 10 KiB file of random bytes, ab -k -c$AB_C and ab -c$AB_C: twelve serve --root
 #           vs nginx (one worker, sendfile on, access_log off).
 #
+# With IO_AB=1 (the default) every section also runs twelve on the io_uring backend (`--io
+# uring`, named twelve-uring) beside twelve on epoll: issue 13's same-code A/B, in the same
+# interleaved rounds as the peers.
+#
 # The servers of a section run side by side and share one 50% cap (cpu-quota.sh puts them in
 # one cgroup); only the one under load uses it. The peers are built outside the repository
 # (see ../shared/bench/README.md and ../shared/bench/arena/README.md); this script only runs them.
@@ -26,6 +30,7 @@
 #        ARENA_CLIENT=wrk (baseline and pipelined with arena.lua) or gcannon (HttpArena's own
 #        client for all three profiles; limited-conn always uses gcannon)
 #        PORT=8090 (twelve serve)  ARENA_PORT=8094 (the httparena example)  NGINX_PORT=8088
+#        IO_AB=1 (also twelve on io_uring: URING_PORT=8095, ARENA_URING_PORT=8096; 0: epoll only)
 #        ARENA_BIN=/tmp/peers/httparena (rust-epoll, ringzero, libreactorng, gcannon)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor
 # Writes OUTDIR/README.md (commands, versions, machine), raw/ (every client's output, logs),
@@ -44,6 +49,7 @@ ROUNDS=${ROUNDS:-5}; PIPE_ROUNDS=${PIPE_ROUNDS:-3}
 TFB_CONNS=${TFB_CONNS:-256}; ARENA_CONNS=${ARENA_CONNS:-512}; AB_C=${AB_C:-100}
 ARENA_CLIENT=${ARENA_CLIENT:-wrk}
 PORT=${PORT:-8090}; ARENA_PORT=${ARENA_PORT:-8094}; NGINX_PORT=${NGINX_PORT:-8088}
+IO_AB=${IO_AB:-1}; URING_PORT=${URING_PORT:-8095}; ARENA_URING_PORT=${ARENA_URING_PORT:-8096}
 ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
 LIBREACTOR_BIN=${LIBREACTOR_BIN:-/tmp/peers/libreactor-8086/libreactor}
 export LIBREACTOR_BIN
@@ -89,6 +95,21 @@ uncap() { "$SHARED/cpu-quota.sh" off "${CAPPED[@]}" >> "$OUT/raw/quota.log"; CAP
 wait_for() { # URL: until it answers (10 s at most)
   for _ in $(seq 50); do curl -sf -o /dev/null "$1" && return 0; sleep 0.2; done
   echo "peers.sh: nothing answers $1" >&2; return 1
+}
+
+# twelve serve on the io_uring backend beside the epoll one (IO_AB=1): PATH to wait for, then
+# any extra serve flags. Appends its target to URING_TARGET (empty with IO_AB=0).
+URING_TARGET=()
+start_uring() { # PATH [FLAG...]
+  local path=$1
+  shift
+  URING_TARGET=()
+  [ "$IO_AB" = 1 ] || return 0
+  taskset -c 0 "$BIN" serve --listen "127.0.0.1:$URING_PORT" --cpus 0 --io uring "$@" \
+    > "$OUT/raw/twelve-uring-serve.log" 2>&1 &
+  EXTRA_PIDS+=($!)
+  wait_for "http://127.0.0.1:$URING_PORT$path"
+  URING_TARGET=("twelve-uring=$URING_PORT")
 }
 
 COLS=(test name round requests rps errors client_cpu_s srv_cpu_s)
@@ -200,13 +221,16 @@ measure() { # TSV TEST ROUNDS name=port...
 if want tfb; then
   echo "== tfb: json and plaintext, twelve serve vs libreactor" >&2
   start_servers /json libreactor
-  cap "$PORT" 8086
+  start_uring /json
+  cap "$PORT" 8086 ${URING_TARGET[@]+"$URING_PORT"}
   tsv=$OUT/tfb.tsv
   header "$tsv"
-  measure "$tsv" json "$ROUNDS" "twelve=$PORT" libreactor=8086
-  measure "$tsv" plaintext "$PIPE_ROUNDS" "twelve=$PORT" libreactor=8086
+  targets=("twelve=$PORT" ${URING_TARGET[@]+"${URING_TARGET[@]}"} libreactor=8086)
+  measure "$tsv" json "$ROUNDS" "${targets[@]}"
+  measure "$tsv" plaintext "$PIPE_ROUNDS" "${targets[@]}"
   uncap
   stop_servers
+  stop_extra
 fi
 
 # arena: twelve-engine's httparena example vs HttpArena's three fastest engines.
@@ -228,14 +252,21 @@ if want arena; then
     taskset -c 0 "$ROOT/target/bench-bin/examples/httparena" "127.0.0.1:$ARENA_PORT" \
       > "$OUT/raw/twelve-httparena.log" 2>&1 &
     EXTRA_PIDS+=($!)
+    uring=()
+    if [ "$IO_AB" = 1 ]; then
+      TWELVE_IO=uring taskset -c 0 "$ROOT/target/bench-bin/examples/httparena" \
+        "127.0.0.1:$ARENA_URING_PORT" > "$OUT/raw/twelve-uring-httparena.log" 2>&1 &
+      EXTRA_PIDS+=($!)
+      uring=("twelve-uring=$ARENA_URING_PORT")
+    fi
     BIN=$ARENA_BIN SERVER_CPU=0 "$ARENA/start.sh" > "$OUT/raw/arena-start.log"
-    targets=("twelve=$ARENA_PORT" rust-epoll=8091 ringzero=8092 libreactorng=8093)
+    targets=("twelve=$ARENA_PORT" ${uring[@]+"${uring[@]}"} rust-epoll=8091 ringzero=8092 libreactorng=8093)
     for t in "${targets[@]}"; do
       wait_for "http://127.0.0.1:${t##*=}/pipeline"
       # HttpArena's correctness checks, for the record (ringzero fails the 4 fragmentation ones)
       FRAG_TIMEOUT=1 timeout 60 "$ARENA/check.sh" "${t##*=}" > "$OUT/raw/check-${t%%=*}.txt" 2>&1 || true
     done
-    cap "$ARENA_PORT" 8091 8092 8093
+    cap "$ARENA_PORT" ${uring[@]+"$ARENA_URING_PORT"} 8091 8092 8093
     tsv=$OUT/arena.tsv
     header "$tsv"
     measure "$tsv" baseline "$ROUNDS" "${targets[@]}"
@@ -281,18 +312,21 @@ EOF
   SERVE_ARGS=(--root "$TMP/www")
   start_servers /10k.dat
   SERVE_ARGS=()
+  start_uring /10k.dat --root "$TMP/www"
   taskset -c 0 nginx -p "$TMP" -e "$TMP/nginx-error.log" -c "$TMP/nginx.conf" \
     > "$OUT/raw/nginx-static.log" 2>&1 &
   EXTRA_PIDS+=($!)
   wait_for "http://127.0.0.1:$NGINX_PORT/10k.dat"
   cmp <(curl -s "http://127.0.0.1:$PORT/10k.dat") "$TMP/www/10k.dat"
-  cap "$PORT" "$NGINX_PORT"
+  cap "$PORT" ${URING_TARGET[@]+"$URING_PORT"} "$NGINX_PORT"
   tsv=$OUT/static.tsv
   header "$tsv"
-  measure "$tsv" static-keepalive "$ROUNDS" "twelve=$PORT" "nginx=$NGINX_PORT"
-  measure "$tsv" static-close "$ROUNDS" "twelve=$PORT" "nginx=$NGINX_PORT"
+  targets=("twelve=$PORT" ${URING_TARGET[@]+"${URING_TARGET[@]}"} "nginx=$NGINX_PORT")
+  measure "$tsv" static-keepalive "$ROUNDS" "${targets[@]}"
+  measure "$tsv" static-close "$ROUNDS" "${targets[@]}"
   uncap
   stop_servers
+  stop_extra
 fi
 
 python3 - "$OUT" "$SECTIONS" "$TFB_CONNS" "$ARENA_CONNS" "$ARENA_CLIENT" "$AB_C" \
@@ -324,15 +358,18 @@ for sec in ('tfb', 'arena', 'static'):
         tests.setdefault(r['test'], {}).setdefault(r['name'], []).append(r)
     for t, by in tests.items():
         med = {n: st.median(float(r['rps']) for r in rs) for n, rs in by.items()}
-        peers = {n: v for n, v in med.items() if n != 'twelve'}
+        ours = lambda n: n.startswith('twelve')
+        peers = {n: v for n, v in med.items() if not ours(n)}
         best = max(peers, key=peers.get) if peers else None
         for n, rs in sorted(by.items(), key=lambda kv: -med[kv[0]]):
             rps = [float(r['rps']) for r in rs]
             per = lambda k: st.median(1e6 * float(r[k]) / float(r['requests']) for r in rs)
-            if n != 'twelve':
+            if not ours(n):
                 ratio = f"{med['twelve'] / med[n]:.3f}" if 'twelve' in med else ''
             else:
                 ratio = f"**{med[n] / med[best]:.3f}** ÷ best ({best})" if best else ''
+                if n != 'twelve' and 'twelve' in med:
+                    ratio += f"; {med[n] / med['twelve']:.3f} × twelve (epoll)"
             print(f"| {what.get(t, t)} | {n} | {len(rs)} | {med[n]:,.0f} ({min(rps):,.0f}-{max(rps):,.0f}) "
                   f"| {ratio} | {per('client_cpu_s'):.2f} | {per('srv_cpu_s'):.2f} "
                   f"| {sum(int(float(r['errors'])) for r in rs)} |")
