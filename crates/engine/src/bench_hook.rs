@@ -5,6 +5,7 @@ use crate::config::Timeouts;
 use crate::conn::{Conn, Ctx, Output, TimeoutsMs};
 use crate::metrics::ServerMetrics;
 use crate::pool::Pool;
+use crate::response::Scratch;
 use crate::router::Router;
 use std::sync::Arc;
 use twelve_http::Limits;
@@ -30,7 +31,7 @@ impl PipelineBench {
             draining: false,
             high_water: 256 * 1024,
             pool: Pool::new(16 * 1024, 1024),
-            scratch: Vec::new(),
+            scratch: Scratch::default(),
         };
         Self {
             conn: Conn::new(0),
