@@ -1,4 +1,4 @@
-//! A hidden hook for instruction-count harnesses outside the crate: one [`Conn`] fed reads
+//! A hidden hook for instruction-count harnesses outside the crate: one `Conn` fed reads
 //! directly, no socket, no backend, as conn_tests.rs feeds one. Not part of the API.
 
 use crate::config::Timeouts;
