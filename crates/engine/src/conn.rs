@@ -12,7 +12,7 @@
 use crate::config::Timeouts;
 use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
 use crate::pool::Pool;
-use crate::response::{FileBody, Response, may_continue};
+use crate::response::{FileBody, Response, Scratch, may_continue};
 use crate::router::Router;
 use std::fs::File;
 use std::sync::Arc;
@@ -44,8 +44,8 @@ pub(crate) struct Ctx {
     pub(crate) draining: bool,
     pub(crate) high_water: usize,
     pub(crate) pool: Pool,
-    /// Scratch for `Response::send_with`.
-    pub(crate) scratch: Vec<u8>,
+    /// Scratch for `Response::send_with` and the cached response head.
+    pub(crate) scratch: Scratch,
 }
 
 impl Ctx {

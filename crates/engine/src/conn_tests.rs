@@ -21,7 +21,7 @@ pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {
         draining: false,
         high_water: 64 * 1024,
         pool: Pool::new(16 * 1024, 64),
-        scratch: Vec::new(),
+        scratch: crate::response::Scratch::default(),
     }
 }
 

@@ -33,6 +33,8 @@
 
 pub mod apps;
 mod backend;
+#[doc(hidden)]
+pub mod bench_hook;
 mod config;
 mod conn;
 mod files;

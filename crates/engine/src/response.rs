@@ -5,7 +5,7 @@
 //! side's job (`twelve_http::client`), and nothing here parses one.
 
 use std::fs::File;
-use twelve_http::{Connection, Method, Request, ResponseHead, Version, encode_head};
+use twelve_http::{Connection, HeadCache, Method, Request, ResponseHead, Version};
 
 /// A response body the backend sends from a file with `sendfile(2)`, after the head: what a
 /// handler passes to [`Response::send_file`], and what the static-file server plans for a 200
@@ -20,6 +20,15 @@ pub struct FileBody {
     pub len: u64,
 }
 
+/// A worker's reusable state for writing responses: the scratch buffer of
+/// [`Response::send_with`] and the cached response head (see [`HeadCache`]: a /plaintext head
+/// is one copy of its prefix instead of eight field writes).
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    pub(crate) body: Vec<u8>,
+    pub(crate) heads: HeadCache,
+}
+
 /// The writer a handler answers through. One response per request: the first `send*` call
 /// writes it, later calls are ignored (and a handler that writes nothing gets a 500).
 ///
@@ -30,7 +39,7 @@ pub struct FileBody {
 #[derive(Debug)]
 pub struct Response<'a> {
     out: &'a mut Vec<u8>,
-    scratch: &'a mut Vec<u8>,
+    scratch: &'a mut Scratch,
     file: &'a mut Option<FileBody>,
     head_only: bool,
     connection: Connection,
@@ -40,7 +49,7 @@ pub struct Response<'a> {
 impl<'a> Response<'a> {
     pub(crate) fn new(
         out: &'a mut Vec<u8>,
-        scratch: &'a mut Vec<u8>,
+        scratch: &'a mut Scratch,
         file: &'a mut Option<FileBody>,
         req: &Request<'_, '_>,
         force_close: bool,
@@ -111,12 +120,12 @@ impl<'a> Response<'a> {
         if self.status.is_some() {
             return;
         }
-        let mut scratch = std::mem::take(self.scratch);
-        scratch.clear();
-        fill(&mut scratch);
-        self.send(status, content_type, headers, &scratch);
-        scratch.clear();
-        *self.scratch = scratch;
+        let mut body = std::mem::take(&mut self.scratch.body);
+        body.clear();
+        fill(&mut body);
+        self.send(status, content_type, headers, &body);
+        body.clear();
+        self.scratch.body = body;
     }
 
     /// Writes a head without `Content-Type` and without a body: `204`, `304`, `100`-class, or
@@ -169,7 +178,7 @@ impl<'a> Response<'a> {
         // 304 carries no Content-Length of its own (RFC 9110 §15.4.5 lets it describe the
         // selected representation; omitting it is always correct and simpler for caches).
         let content_length = (status != 304).then_some(len);
-        encode_head(
+        self.scratch.heads.encode_head(
             self.out,
             &ResponseHead {
                 status,

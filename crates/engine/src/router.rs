@@ -236,7 +236,8 @@ mod tests {
         else {
             panic!("test request did not parse")
         };
-        let (mut out, mut scratch, mut file) = (Vec::new(), Vec::new(), None);
+        let (mut out, mut file) = (Vec::new(), None);
+        let mut scratch = crate::response::Scratch::default();
         let mut res = Response::new(&mut out, &mut scratch, &mut file, &req, false);
         router.dispatch(&req, b"", &mut res);
         String::from_utf8(out).unwrap()

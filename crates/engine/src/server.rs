@@ -8,6 +8,7 @@ use crate::conn::{Ctx, TimeoutsMs};
 use crate::metrics::{MetricsSnapshot, ServerMetrics};
 use crate::metrics_route::add_metrics_route;
 use crate::pool::Pool;
+use crate::response::Scratch;
 use crate::router::Router;
 use std::fmt;
 use std::net::SocketAddr;
@@ -305,7 +306,7 @@ impl Shared<'_> {
                 draining: false,
                 high_water: config.write_high_water,
                 pool: Pool::new(BUFFER_BYTES, POOLED_BUFFERS),
-                scratch: Vec::new(),
+                scratch: Scratch::default(),
             },
             max_conns: config.max_conns_per_worker.max(1),
             drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis()).unwrap_or(u64::MAX),

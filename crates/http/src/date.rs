@@ -196,6 +196,8 @@ struct Cached {
 }
 
 thread_local! {
+    /// The second [`refresh_date`] held, `u64::MAX` if it was never called on this thread.
+    static HELD_SECS: Cell<u64> = const { Cell::new(u64::MAX) };
     static CACHE: Cell<Cached> = const {
         Cell::new(Cached {
             secs: u64::MAX,
@@ -230,6 +232,18 @@ pub(crate) fn server_date() -> [u8; SERVER_DATE_LEN] {
     })
 }
 
+/// The second this thread's next `Date` is for: the held second after [`refresh_date`]
+/// (no clock read), the clock's otherwise. [`crate::HeadCache`] keys its heads on it.
+#[inline]
+pub(crate) fn date_secs() -> u64 {
+    // Its own cell: `CACHE.get()` copies the whole 72-byte block out, 59 instructions a
+    // response in the engine harness (bench/runs/2026-11-23-engine-callgrind).
+    match HELD_SECS.get() {
+        u64::MAX => now_secs(),
+        secs => secs,
+    }
+}
+
 /// Reads the clock once for this thread's `Date`: from now on, the responses this thread
 /// encodes carry the date of its latest call instead of each reading the clock. For an event
 /// loop, which calls it once per wake-up before answering what woke it, so a Date is never
@@ -250,6 +264,7 @@ pub fn refresh_date() {
             block,
         });
     });
+    HELD_SECS.set(secs);
 }
 
 fn now_secs() -> u64 {
@@ -259,7 +274,7 @@ fn now_secs() -> u64 {
 }
 
 #[cold]
-fn server_date_block(secs: u64) -> [u8; SERVER_DATE_LEN] {
+pub(crate) fn server_date_block(secs: u64) -> [u8; SERVER_DATE_LEN] {
     let mut block = [0; SERVER_DATE_LEN];
     let (prefix, rest) = block.split_at_mut(SERVER_DATE_PREFIX.len());
     prefix.copy_from_slice(SERVER_DATE_PREFIX);

@@ -49,8 +49,8 @@ mod target;
 pub use chunked::{ChunkedDecoder, Decoded};
 pub use date::{DATE_LEN, format_imf_fixdate, parse_http_date, refresh_date};
 pub use encode::{
-    Connection, ResponseHead, encode_continue, encode_error, encode_head, encode_response,
-    reason_phrase,
+    Connection, HeadCache, ResponseHead, encode_continue, encode_error, encode_head,
+    encode_response, reason_phrase,
 };
 pub use error::{ParseError, Status};
 pub use limits::Limits;
