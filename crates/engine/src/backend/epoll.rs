@@ -14,11 +14,11 @@
 //! io_uring is unavailable every connection goes through [`pump`].
 
 use super::slab::Slab;
-use super::worker::{Clock, Gate, WorkerSetup, schedule};
+use super::timers::{self, Timers};
+use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Received, Sent, Socket, Verdict, after_recv, after_send, pump, reads_first};
-use crate::conn::{Conn, Phase};
-use crate::metrics::WorkerMetrics;
-use crate::timer::{Entry, Wheel};
+use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
+use crate::metrics::{TimeoutKind, WorkerMetrics};
 use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::SocketFlags;
@@ -42,12 +42,27 @@ struct Live {
     conn: Conn,
 }
 
+impl Tracked for Live {
+    #[inline]
+    fn conn(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
+
+    #[inline]
+    fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)> {
+        self.conn.deadline(t)
+    }
+
+    fn at_rest(&self) -> bool {
+        true
+    }
+}
+
 struct Worker {
     epoll: OwnedFd,
     setup: WorkerSetup,
     slab: Slab<Live>,
-    wheel: Wheel,
-    due: Vec<Entry>,
+    timers: Timers,
     gate: Gate,
     clock: Clock,
     /// `None` where io_uring is unavailable: every connection then goes through [`pump`].
@@ -73,9 +88,8 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         epoll,
         setup,
         slab: Slab::default(),
-        wheel: clock.wheel(),
+        timers: Timers::new(clock.now_ms()),
         clock,
-        due: Vec::new(),
         gate: Gate::default(),
         batch: Batch::new(BATCH_ENTRIES).ok(),
         ready: Vec::new(),
@@ -120,25 +134,15 @@ impl Worker {
             }
             let timeout = self
                 .gate
-                .timeout_ms(self.wheel.timeout_ms(now), now)
+                .timeout_ms(self.timers.timeout_ms(now), now)
                 .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX));
             match twelve_sys::epoll::wait(self.epoll.as_fd(), &mut events, timeout) {
                 Ok(_) => {}
                 // A profiler or strace attaching interrupts the wait: just wait again.
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    // Only a bug (EBADF, EINVAL) gets here; say so rather than vanish.
-                    eprintln!(
-                        "twelve-engine: worker on CPU {}: epoll_wait: {e}",
-                        self.setup.cpu
-                    );
-                    return;
-                }
+                Err(e) => return self.setup.wait_failed("epoll_wait", &e),
             }
-            now = self.clock.now_ms();
-            // The responses of this wake-up carry the Date read here: one clock read per
-            // wake-up instead of one per response (a pipelined batch has 16 of them).
-            twelve_http::refresh_date();
+            now = self.clock.woke();
             for (bits, token) in events.iter() {
                 let flags = EventFlags::from_bits_retain(bits);
                 if token == WAKE {
@@ -153,7 +157,7 @@ impl Worker {
                 }
             }
             self.drive_ready(now);
-            self.expire_timers(now);
+            timers::expire(self, now);
             if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.accept_all(now);
             }
@@ -297,36 +301,10 @@ impl Worker {
     }
 
     /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
+    #[inline]
     fn sync_timer(&mut self, token: u64) {
         let t = self.setup.ctx.timeouts;
-        let Some(live) = self.slab.get(token) else {
-            return;
-        };
-        let at = live.conn.deadline(&t).map(|(at, _)| at);
-        schedule(&mut self.wheel, &mut live.conn, token, at);
-    }
-
-    fn expire_timers(&mut self, now: u64) {
-        let mut due = std::mem::take(&mut self.due);
-        self.wheel.expire(now, &mut due);
-        for e in due.drain(..) {
-            let t = self.setup.ctx.timeouts;
-            let Some(live) = self.slab.get(e.token) else {
-                continue;
-            };
-            if live.conn.timer_at != e.at_ms {
-                continue; // superseded by an earlier entry
-            }
-            live.conn.timer_at = 0;
-            match live.conn.deadline(&t) {
-                Some((at, kind)) if at <= now => {
-                    live.conn.on_timeout(kind, &mut self.setup.ctx);
-                    self.drive(e.token, false, now);
-                }
-                Some(_) | None => self.sync_timer(e.token),
-            }
-        }
-        self.due = due;
+        self.timers.sync(&mut self.slab, token, &t);
     }
 
     fn close(&mut self, token: u64) {
@@ -417,13 +395,22 @@ impl Worker {
         if !self.setup.close_idle_on_drain {
             return;
         }
-        for token in self.slab.tokens() {
-            if let Some(live) = self.slab.get(token) {
-                live.conn.start_drain();
-                if live.conn.phase() == Phase::Closed {
-                    self.close(token);
-                }
-            }
-        }
+        worker::close_idle(self);
+    }
+}
+
+impl Driver for Worker {
+    type Live = Live;
+
+    fn parts(&mut self) -> (&mut Timers, &mut Slab<Live>, &mut Ctx) {
+        (&mut self.timers, &mut self.slab, &mut self.setup.ctx)
+    }
+
+    fn run_expired(&mut self, token: u64, now: u64) {
+        self.drive(token, false, now);
+    }
+
+    fn close(&mut self, token: u64) {
+        Worker::close(self, token);
     }
 }

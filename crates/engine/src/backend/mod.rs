@@ -3,11 +3,14 @@
 //! The contract (docs/ARCHITECTURE.md): a backend reads into the buffer the connection hands
 //! out, reports the count, sends what [`Conn::output`](crate::conn::Conn::output) returns, and
 //! carries out [`Next`]. The readiness-based epoll backend does that through [`Io`] and
-//! [`pump`]; a completion-based io_uring backend would drive the same `Conn` calls from its
-//! completions instead.
+//! [`pump`]; the completion-based io_uring backend drives the same `Conn` calls from its
+//! completions, applying their results by the same rules ([`after_send`], [`after_sendfile`]).
+//! What both share beyond that: `worker` (setup, clock, accept gate, drain), `slab` (the
+//! connections by token) and `timers` (deadlines on the wheel).
 
 pub(crate) mod epoll;
 mod slab;
+mod timers;
 pub(crate) mod uring;
 pub(crate) mod worker;
 

@@ -22,11 +22,11 @@
 //! through the ring when the socket is full.
 
 use super::slab::Slab;
-use super::worker::{Clock, Gate, WorkerSetup, schedule};
+use super::timers::{self, Timers};
+use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Io, SENDFILE_CHUNK, Sent, Socket, after_send, after_sendfile};
-use crate::conn::{Conn, Ctx, Next, Output, Phase};
+use crate::conn::{Conn, Ctx, Next, Output, Phase, TimeoutsMs};
 use crate::metrics::{TimeoutKind, WorkerMetrics};
-use crate::timer::{Entry, Wheel};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
@@ -69,12 +69,36 @@ struct Live {
     touched: bool,
 }
 
+impl Tracked for Live {
+    #[inline]
+    fn conn(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
+
+    /// While a send is in flight the output buffer is lent and the connection cannot tell
+    /// its send deadline, so it is counted here from the submission, and only it applies. A
+    /// closing connection waits only for its cancelled operations: no deadline.
+    #[inline]
+    fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)> {
+        if self.closing {
+            None
+        } else if self.sending {
+            Some((self.send_at_ms.saturating_add(t.send), TimeoutKind::Send))
+        } else {
+            self.conn.deadline(t)
+        }
+    }
+
+    fn at_rest(&self) -> bool {
+        !self.sending && !self.closing
+    }
+}
+
 struct Worker {
     ring: Ring,
     setup: WorkerSetup,
     slab: Slab<Live>,
-    wheel: Wheel,
-    due: Vec<Entry>,
+    timers: Timers,
     /// Each listener's armed accept.
     accepts: Vec<Option<OpId>>,
     gate: Gate,
@@ -98,8 +122,7 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
         accepts: vec![None; setup.listeners.len()],
         setup,
         slab: Slab::default(),
-        wheel: clock.wheel(),
-        due: Vec::new(),
+        timers: Timers::new(clock.now_ms()),
         gate: Gate::default(),
         clock,
         completions: Vec::new(),
@@ -135,18 +158,12 @@ impl Worker {
             }
             let timeout = self
                 .gate
-                .timeout_ms(self.wheel.timeout_ms(now), now)
+                .timeout_ms(self.timers.timeout_ms(now), now)
                 .map(Duration::from_millis);
             if let Err(e) = self.ring.submit_and_wait(timeout) {
-                // Only a bug (EBADF, EINVAL) gets here; say so rather than vanish.
-                eprintln!(
-                    "twelve-engine: worker on CPU {}: io_uring_enter: {e}",
-                    self.setup.cpu
-                );
-                return;
+                return self.setup.wait_failed("io_uring_enter", &e);
             }
-            now = self.clock.now_ms();
-            twelve_http::refresh_date();
+            now = self.clock.woke();
             let mut completions = std::mem::take(&mut self.completions);
             self.ring.reap(&mut completions);
             for c in completions.drain(..) {
@@ -161,7 +178,7 @@ impl Worker {
                 self.advance(token, now);
             }
             self.touched = touched;
-            self.expire_timers(now);
+            timers::expire(self, now);
             if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.arm_accepts();
             }
@@ -386,48 +403,9 @@ impl Worker {
     }
 
     /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
-    /// While a send is in flight the output buffer is lent and the connection cannot tell its
-    /// send deadline, so it is counted here from the submission.
     fn sync_timer(&mut self, token: u64) {
         let t = self.setup.ctx.timeouts;
-        let Some(live) = self.slab.get(token) else {
-            return;
-        };
-        let at = if live.sending {
-            Some(live.send_at_ms.saturating_add(t.send))
-        } else {
-            live.conn.deadline(&t).map(|(at, _)| at)
-        };
-        schedule(&mut self.wheel, &mut live.conn, token, at);
-    }
-
-    fn expire_timers(&mut self, now: u64) {
-        let mut due = std::mem::take(&mut self.due);
-        self.wheel.expire(now, &mut due);
-        for e in due.drain(..) {
-            let t = self.setup.ctx.timeouts;
-            let Some(live) = self.slab.get(e.token) else {
-                continue;
-            };
-            if live.conn.timer_at != e.at_ms || live.closing {
-                continue; // superseded by an earlier entry
-            }
-            live.conn.timer_at = 0;
-            let deadline = if live.sending {
-                // Only the send timeout applies while the output buffer is lent.
-                Some((live.send_at_ms.saturating_add(t.send), TimeoutKind::Send))
-            } else {
-                live.conn.deadline(&t)
-            };
-            match deadline {
-                Some((at, kind)) if at <= now => {
-                    live.conn.on_timeout(kind, &mut self.setup.ctx);
-                    self.advance(e.token, now);
-                }
-                Some(_) | None => self.sync_timer(e.token),
-            }
-        }
-        self.due = due;
+        self.timers.sync(&mut self.slab, token, &t);
     }
 
     /// Begins closing: cancels the connection's operations; the descriptor is dropped once
@@ -505,17 +483,23 @@ impl Worker {
         if !self.setup.close_idle_on_drain {
             return;
         }
-        for token in self.slab.tokens() {
-            if let Some(live) = self.slab.get(token)
-                && !live.sending
-                && !live.closing
-            {
-                live.conn.start_drain();
-                if live.conn.phase() == Phase::Closed {
-                    self.close(token);
-                }
-            }
-        }
+        worker::close_idle(self);
+    }
+}
+
+impl Driver for Worker {
+    type Live = Live;
+
+    fn parts(&mut self) -> (&mut Timers, &mut Slab<Live>, &mut Ctx) {
+        (&mut self.timers, &mut self.slab, &mut self.setup.ctx)
+    }
+
+    fn run_expired(&mut self, token: u64, now: u64) {
+        self.advance(token, now);
+    }
+
+    fn close(&mut self, token: u64) {
+        Worker::close(self, token);
     }
 }
 

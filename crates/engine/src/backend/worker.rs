@@ -1,9 +1,10 @@
 //! What a worker is whichever backend runs it: the setup the server hands it, its clock, when
 //! it accepts (EMFILE pause, `max_conns`, drain), and the books it keeps on connections.
 
-use crate::conn::{Conn, Ctx};
-use crate::metrics::WorkerMetrics;
-use crate::timer::Wheel;
+use super::slab::Slab;
+use super::timers::Timers;
+use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
+use crate::metrics::{TimeoutKind, WorkerMetrics};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,11 +50,54 @@ impl WorkerSetup {
         }
     }
 
+    /// Says why the worker ends early: only a bug (EBADF, EINVAL) makes its wait fail, so
+    /// say so rather than vanish.
+    pub(crate) fn wait_failed(&self, call: &str, e: &dyn std::fmt::Display) {
+        eprintln!("twelve-engine: worker on CPU {}: {call}: {e}", self.cpu);
+    }
+
     /// Counts a connection closed, `open` being how many are left.
     pub(crate) fn count_close(&self, open: usize) {
         let m = self.metrics();
         m.closes.inc();
         m.open_conns.set(open as u64);
+    }
+}
+
+/// A backend's record of one connection, as the code both backends share sees it.
+pub(crate) trait Tracked {
+    fn conn(&mut self) -> &mut Conn;
+    /// When and why the connection's timer fires next: [`Conn::deadline`], unless the
+    /// backend knows better (the io_uring backend while a send has the output buffer).
+    fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)>;
+    /// Nothing of the connection is in the kernel's hands (a send, a cancellation), so the
+    /// drain may close it now if it is idle.
+    fn at_rest(&self) -> bool;
+}
+
+/// A backend's worker, as the code both backends share drives it.
+pub(crate) trait Driver {
+    type Live: Tracked;
+    /// The worker's timers, connections and context, borrowed together.
+    fn parts(&mut self) -> (&mut Timers, &mut Slab<Self::Live>, &mut Ctx);
+    /// Runs a connection just told of its timeout (`Conn::on_timeout`), as after an event.
+    fn run_expired(&mut self, token: u64, now: u64);
+    /// Closes a connection (counted, its buffers back in the pool).
+    fn close(&mut self, token: u64);
+}
+
+/// The drain's first step with `close_idle_on_drain`: every idle connection at rest closes
+/// now; the others close after their current response.
+pub(crate) fn close_idle<W: Driver>(w: &mut W) {
+    for token in w.parts().1.tokens() {
+        if let Some(live) = w.parts().1.get(token)
+            && live.at_rest()
+        {
+            live.conn().start_drain();
+            if live.conn().phase() == Phase::Closed {
+                w.close(token);
+            }
+        }
     }
 }
 
@@ -81,10 +125,14 @@ impl Clock {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// A timer wheel for this clock, ticking at [`Timeouts::TICK`](crate::config::Timeouts).
-    pub(crate) fn wheel(&self) -> Wheel {
-        let tick = crate::config::Timeouts::TICK.as_millis() as u64;
-        Wheel::new(self.now_ms(), tick)
+    /// The time, read once the wait is over. The responses of this wake-up carry the `Date`
+    /// read here too: one clock read per wake-up instead of one per response (a pipelined
+    /// batch has 16 of them).
+    #[inline]
+    pub(crate) fn woke(&self) -> u64 {
+        let now = self.now_ms();
+        twelve_http::refresh_date();
+        now
     }
 }
 
@@ -178,18 +226,6 @@ impl Gate {
             t = Some(t.map_or(left, |x| x.min(left)));
         }
         t
-    }
-}
-
-/// Puts `conn`'s deadline `at` on the wheel unless an entry at or before it exists (see
-/// [`crate::timer`]: entries are never moved, only superseded).
-#[inline]
-pub(crate) fn schedule(wheel: &mut Wheel, conn: &mut Conn, token: u64, at: Option<u64>) {
-    if let Some(at) = at
-        && (conn.timer_at == 0 || at < conn.timer_at)
-    {
-        conn.timer_at = at;
-        wheel.insert(token, at);
     }
 }
 
