@@ -1,8 +1,8 @@
 //! `Server` and `ServerHandle`: create the listeners, start one pinned worker per CPU, and
 //! stop them gracefully.
 
-use crate::backend::epoll::{self, WorkerSetup};
-use crate::backend::uring;
+use crate::backend::worker::WorkerSetup;
+use crate::backend::{epoll, uring};
 use crate::config::{Backend, Config, Steer};
 use crate::conn::{Ctx, TimeoutsMs};
 use crate::metrics::{MetricsSnapshot, ServerMetrics};

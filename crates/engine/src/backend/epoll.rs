@@ -13,26 +13,22 @@
 //! send, a file body, a shutdown) goes through [`pump`] as a lone connection would. Where
 //! io_uring is unavailable every connection goes through [`pump`].
 
-use super::{Io, Received, Sent, Verdict, after_recv, after_send, pump, reads_first};
-use crate::conn::{Conn, Ctx, Phase};
-use crate::metrics::WorkerMetrics;
-use crate::timer::{Entry, Wheel};
+use super::slab::Slab;
+use super::timers::{self, Timers};
+use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
+use super::{Received, Sent, Socket, Verdict, after_recv, after_send, pump, reads_first};
+use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
+use crate::metrics::{TimeoutKind, WorkerMetrics};
 use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
-use rustix::net::{RecvFlags, SendFlags, Shutdown, SocketFlags};
-use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use rustix::net::SocketFlags;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use twelve_sys::uring::{Batch, Op};
 
 /// Token of the wake-up eventfd.
 const WAKE: u64 = u64::MAX;
 /// Tokens of listeners: `LISTENER_BASE - i`.
 const LISTENER_BASE: u64 = u64::MAX - 1;
-/// How long a listener rests after EMFILE/ENFILE before accepting again.
-const EMFILE_PAUSE_MS: u64 = 100;
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 512;
 /// Operations per `io_uring_enter` of a batch (larger batches take several).
@@ -41,115 +37,34 @@ const BATCH_ENTRIES: u32 = 256;
 /// syscalls either way, and plain ones cost less than io_uring's.
 const MIN_BATCH: usize = 2;
 
-/// Everything one worker owns, handed to it by the server.
-pub(crate) struct WorkerSetup {
-    pub(crate) cpu: usize,
-    pub(crate) listeners: Vec<OwnedFd>,
-    pub(crate) wake: Arc<OwnedFd>,
-    pub(crate) stop: Arc<AtomicBool>,
-    pub(crate) ctx: Ctx,
-    pub(crate) max_conns: usize,
-    pub(crate) drain_timeout_ms: u64,
-    pub(crate) check_steering: bool,
-    pub(crate) close_idle_on_drain: bool,
-}
-
-/// The real socket, for [`pump`].
-struct Socket<'a>(BorrowedFd<'a>);
-
-impl Io for Socket<'_> {
-    #[inline]
-    fn recv(&mut self, buf: &mut Vec<u8>) -> Result<usize, Errno> {
-        rustix::net::recv(
-            self.0,
-            rustix::buffer::spare_capacity(buf),
-            RecvFlags::empty(),
-        )
-        .map(|(n, _)| n)
-    }
-
-    #[inline]
-    fn send(&mut self, bytes: &[u8]) -> Result<usize, Errno> {
-        rustix::net::send(self.0, bytes, SendFlags::NOSIGNAL)
-    }
-
-    fn sendfile(&mut self, file: &File, offset: u64, len: usize) -> Result<usize, Errno> {
-        let mut off = offset;
-        rustix::fs::sendfile(self.0, file, Some(&mut off), len)
-    }
-
-    fn shutdown_write(&mut self) -> Result<(), Errno> {
-        rustix::net::shutdown(self.0, Shutdown::Write)
-    }
-}
-
 struct Live {
     fd: OwnedFd,
     conn: Conn,
 }
 
-/// A worker's connections, indexed by the low 32 bits of their token; the high 32 bits are a
-/// generation, so a stale timer entry or event never reaches a recycled slot.
-struct Slab {
-    slots: Vec<Option<Live>>,
-    gens: Vec<u32>,
-    free: Vec<u32>,
-    len: usize,
-}
-
-impl Slab {
-    fn get(&mut self, token: u64) -> Option<&mut Live> {
-        let idx = (token & 0xffff_ffff) as usize;
-        let gen_ = (token >> 32) as u32;
-        if self.gens.get(idx) != Some(&gen_) {
-            return None;
-        }
-        self.slots[idx].as_mut()
+impl Tracked for Live {
+    #[inline]
+    fn conn(&mut self) -> &mut Conn {
+        &mut self.conn
     }
 
-    fn insert(&mut self, live: Live) -> u64 {
-        let idx = match self.free.pop() {
-            Some(i) => i as usize,
-            None => {
-                self.slots.push(None);
-                self.gens.push(0);
-                self.slots.len() - 1
-            }
-        };
-        self.slots[idx] = Some(live);
-        self.len += 1;
-        (u64::from(self.gens[idx]) << 32) | idx as u64
+    #[inline]
+    fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)> {
+        self.conn.deadline(t)
     }
 
-    fn remove(&mut self, token: u64) -> Option<Live> {
-        let idx = (token & 0xffff_ffff) as usize;
-        let live = self.slots[idx].take()?;
-        self.gens[idx] = self.gens[idx].wrapping_add(1);
-        self.free.push(idx as u32);
-        self.len -= 1;
-        Some(live)
-    }
-
-    fn tokens(&self) -> Vec<u64> {
-        (0..self.slots.len())
-            .filter(|&i| self.slots[i].is_some())
-            .map(|i| (u64::from(self.gens[i]) << 32) | i as u64)
-            .collect()
+    fn at_rest(&self) -> bool {
+        true
     }
 }
 
 struct Worker {
     epoll: OwnedFd,
     setup: WorkerSetup,
-    slab: Slab,
-    wheel: Wheel,
-    due: Vec<Entry>,
-    /// EMFILE/ENFILE pause: accept again at this time.
-    paused_until: Option<u64>,
-    /// Stopped accepting at `max_conns`; accept again when a connection closes.
-    full: bool,
-    drain_deadline: Option<u64>,
-    epoch: Instant,
+    slab: Slab<Live>,
+    timers: Timers,
+    gate: Gate,
+    clock: Clock,
     /// `None` where io_uring is unavailable: every connection then goes through [`pump`].
     batch: Option<Batch>,
     /// Connections reported ready by the last wait, with whether they are readable.
@@ -161,14 +76,6 @@ struct Worker {
     finish: Vec<(u64, bool)>,
 }
 
-/// The monotonic clock in milliseconds since the worker started.
-///
-/// Through std's `Instant` (glibc's vDSO `clock_gettime`), not rustix's own vDSO parser,
-/// which crashes under valgrind: the bench scripts count instructions with callgrind.
-fn now_ms(epoch: Instant) -> u64 {
-    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
 /// Runs a worker until it has drained after a stop request. The caller pinned the thread.
 pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
     let epoll = match prepare(&setup) {
@@ -176,27 +83,14 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         Err(e) => return ready(Err(e)),
     };
     ready(Ok(()));
-    // Start at 1 ms: a timer deadline of 0 means "none" in `Conn::timer_at`.
-    let epoch = Instant::now()
-        .checked_sub(std::time::Duration::from_millis(1))
-        .unwrap_or_else(Instant::now);
-    let now = now_ms(epoch);
-    let tick = crate::config::Timeouts::TICK.as_millis() as u64;
+    let clock = Clock::start();
     let mut w = Worker {
         epoll,
         setup,
-        slab: Slab {
-            slots: Vec::new(),
-            gens: Vec::new(),
-            free: Vec::new(),
-            len: 0,
-        },
-        wheel: Wheel::new(now, tick),
-        epoch,
-        due: Vec::new(),
-        paused_until: None,
-        full: false,
-        drain_deadline: None,
+        slab: Slab::default(),
+        timers: Timers::new(clock.now_ms()),
+        clock,
+        gate: Gate::default(),
         batch: Batch::new(BATCH_ENTRIES).ok(),
         ready: Vec::new(),
         ops: Vec::new(),
@@ -227,41 +121,28 @@ fn prepare(setup: &WorkerSetup) -> std::io::Result<OwnedFd> {
 
 impl Worker {
     fn metrics(&self) -> &WorkerMetrics {
-        self.setup.ctx.metrics()
+        self.setup.metrics()
     }
 
     fn run(&mut self) {
         let mut events = twelve_sys::epoll::Events::with_capacity(EVENTS);
-        // One clock read per wake-up: the time after `epoll_wait` serves the whole iteration
-        // and the next one's timeout computation.
-        let mut now = now_ms(self.epoch);
+        let mut now = self.clock.now_ms();
         loop {
-            if let Some(d) = self.drain_deadline
-                && (self.slab.len == 0 || now >= d)
-            {
+            if self.gate.drained(self.slab.len(), now) {
                 self.close_all();
                 return;
             }
             let timeout = self
-                .timeout_ms(now)
+                .gate
+                .timeout_ms(self.timers.timeout_ms(now), now)
                 .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX));
             match twelve_sys::epoll::wait(self.epoll.as_fd(), &mut events, timeout) {
                 Ok(_) => {}
                 // A profiler or strace attaching interrupts the wait: just wait again.
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    // Only a bug (EBADF, EINVAL) gets here; say so rather than vanish.
-                    eprintln!(
-                        "twelve-engine: worker on CPU {}: epoll_wait: {e}",
-                        self.setup.cpu
-                    );
-                    return;
-                }
+                Err(e) => return self.setup.wait_failed("epoll_wait", &e),
             }
-            now = now_ms(self.epoch);
-            // The responses of this wake-up carry the Date read here: one clock read per
-            // wake-up instead of one per response (a pipelined batch has 16 of them).
-            twelve_http::refresh_date();
+            now = self.clock.woke();
             for (bits, token) in events.iter() {
                 let flags = EventFlags::from_bits_retain(bits);
                 if token == WAKE {
@@ -276,29 +157,11 @@ impl Worker {
                 }
             }
             self.drive_ready(now);
-            self.expire_timers(now);
-            if self.paused_until.is_some_and(|t| now >= t) {
-                self.paused_until = None;
-                self.accept_all(now);
-            }
-            if self.full && self.slab.len < self.setup.max_conns {
-                self.full = false;
+            timers::expire(self, now);
+            if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.accept_all(now);
             }
         }
-    }
-
-    fn timeout_ms(&self, now: u64) -> Option<u64> {
-        let mut t = self.wheel.timeout_ms(now);
-        if let Some(p) = self.paused_until {
-            let left = p.saturating_sub(now);
-            t = Some(t.map_or(left, |x| x.min(left)));
-        }
-        if let Some(d) = self.drain_deadline {
-            let left = d.saturating_sub(now);
-            t = Some(t.map_or(left, |x| x.min(left)));
-        }
-        t
     }
 
     /// Runs the connections of the last wait: batched where that saves syscalls.
@@ -438,40 +301,10 @@ impl Worker {
     }
 
     /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
+    #[inline]
     fn sync_timer(&mut self, token: u64) {
         let t = self.setup.ctx.timeouts;
-        let Some(live) = self.slab.get(token) else {
-            return;
-        };
-        if let Some((at, _)) = live.conn.deadline(&t)
-            && (live.conn.timer_at == 0 || at < live.conn.timer_at)
-        {
-            live.conn.timer_at = at;
-            self.wheel.insert(token, at);
-        }
-    }
-
-    fn expire_timers(&mut self, now: u64) {
-        let mut due = std::mem::take(&mut self.due);
-        self.wheel.expire(now, &mut due);
-        for e in due.drain(..) {
-            let t = self.setup.ctx.timeouts;
-            let Some(live) = self.slab.get(e.token) else {
-                continue;
-            };
-            if live.conn.timer_at != e.at_ms {
-                continue; // superseded by an earlier entry
-            }
-            live.conn.timer_at = 0;
-            match live.conn.deadline(&t) {
-                Some((at, kind)) if at <= now => {
-                    live.conn.on_timeout(kind, &mut self.setup.ctx);
-                    self.drive(e.token, false, now);
-                }
-                Some(_) | None => self.sync_timer(e.token),
-            }
-        }
-        self.due = due;
+        self.timers.sync(&mut self.slab, token, &t);
     }
 
     fn close(&mut self, token: u64) {
@@ -479,9 +312,7 @@ impl Worker {
             live.conn.release(&mut self.setup.ctx);
             // Dropping the fd closes it, which also removes it from the epoll set.
             drop(live);
-            let m = self.metrics();
-            m.closes.inc();
-            m.open_conns.set(self.slab.len as u64);
+            self.setup.count_close(self.slab.len());
         }
     }
 
@@ -499,14 +330,12 @@ impl Worker {
 
     /// `accept4` until EAGAIN (the listener is edge-triggered), `max_conns`, or EMFILE.
     fn accept(&mut self, i: usize, now: u64) {
-        if self.paused_until.is_some() || self.full {
+        if !self.gate.accepting() {
             return;
         }
         loop {
-            if self.slab.len >= self.setup.max_conns {
-                // Leave the rest in the accept queue; resumed when a connection closes.
-                self.full = true;
-                self.metrics().max_conns_pauses.inc();
+            let m = self.setup.metrics();
+            if self.gate.fill(self.slab.len(), self.setup.max_conns, m) {
                 return;
             }
             let Some(listener) = self.setup.listeners.get(i) else {
@@ -520,11 +349,9 @@ impl Worker {
                 Err(Errno::INTR | Errno::CONNABORTED) => continue,
                 Err(Errno::AGAIN) => return,
                 Err(Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM) => {
-                    // Out of descriptors: the queued connection stays queued and, with an
-                    // edge-triggered listener, causes no further wake-ups; try again later
-                    // instead of spinning on the error.
-                    self.paused_until = Some(now + EMFILE_PAUSE_MS);
-                    self.metrics().emfile_pauses.inc();
+                    // With an edge-triggered listener the connection left queued causes no
+                    // further wake-ups: the gate's pause brings the worker back to it.
+                    self.gate.pause(now, self.setup.metrics());
                     return;
                 }
                 Err(_) => return,
@@ -534,14 +361,7 @@ impl Worker {
     }
 
     fn add_conn(&mut self, fd: OwnedFd, now: u64) {
-        // TCP_NODELAY is inherited from the listener (see `twelve_sys::net::ListenerOptions`).
-        let m = self.setup.ctx.metrics();
-        m.accepts.inc();
-        if self.setup.check_steering
-            && twelve_sys::net::incoming_cpu(fd.as_fd()).ok() != Some(self.setup.cpu as u32)
-        {
-            m.steer_misses.inc();
-        }
+        self.setup.count_accept(fd.as_fd());
         let token = self.slab.insert(Live {
             fd,
             conn: Conn::new(now),
@@ -552,21 +372,18 @@ impl Worker {
             self.close(token);
             return;
         }
-        self.metrics().open_conns.set(self.slab.len as u64);
+        self.metrics().open_conns.set(self.slab.len() as u64);
         self.sync_timer(token);
     }
 
     fn on_wake(&mut self, now: u64) {
-        let mut buf = [0u8; 8];
-        let _ = rustix::io::read(&*self.setup.wake, &mut buf);
-        if !self.setup.stop.load(Ordering::Acquire) || self.drain_deadline.is_some() {
+        if !self.setup.woken_to_stop() || self.gate.draining() {
             return;
         }
         // Stop accepting: take what is already queued (closing a reuseport listener resets
         // its queued connections, docs/kernel-facts.md), then close the listeners.
         self.setup.ctx.draining = true;
-        self.paused_until = None;
-        self.full = false;
+        self.gate.lift();
         let max = self.setup.max_conns;
         self.setup.max_conns = usize::MAX;
         self.accept_all(now);
@@ -574,17 +391,26 @@ impl Worker {
         for l in self.setup.listeners.drain(..) {
             let _ = epoll::delete(&self.epoll, &l);
         }
-        self.drain_deadline = Some(now + self.setup.drain_timeout_ms);
+        self.gate.start_drain(now, self.setup.drain_timeout_ms);
         if !self.setup.close_idle_on_drain {
             return;
         }
-        for token in self.slab.tokens() {
-            if let Some(live) = self.slab.get(token) {
-                live.conn.start_drain();
-                if live.conn.phase() == Phase::Closed {
-                    self.close(token);
-                }
-            }
-        }
+        worker::close_idle(self);
+    }
+}
+
+impl Driver for Worker {
+    type Live = Live;
+
+    fn parts(&mut self) -> (&mut Timers, &mut Slab<Live>, &mut Ctx) {
+        (&mut self.timers, &mut self.slab, &mut self.setup.ctx)
+    }
+
+    fn run_expired(&mut self, token: u64, now: u64) {
+        self.drive(token, false, now);
+    }
+
+    fn close(&mut self, token: u64) {
+        Worker::close(self, token);
     }
 }

@@ -3,15 +3,22 @@
 //! The contract (docs/ARCHITECTURE.md): a backend reads into the buffer the connection hands
 //! out, reports the count, sends what [`Conn::output`](crate::conn::Conn::output) returns, and
 //! carries out [`Next`]. The readiness-based epoll backend does that through [`Io`] and
-//! [`pump`]; a completion-based io_uring backend would drive the same `Conn` calls from its
-//! completions instead.
+//! [`pump`]; the completion-based io_uring backend drives the same `Conn` calls from its
+//! completions, applying their results by the same rules ([`after_send`], [`after_sendfile`]).
+//! What both share beyond that: `worker` (setup, clock, accept gate, drain), `slab` (the
+//! connections by token) and `timers` (deadlines on the wheel).
 
 pub(crate) mod epoll;
+mod slab;
+mod timers;
 pub(crate) mod uring;
+pub(crate) mod worker;
 
 use crate::conn::{Conn, Ctx, Next, Output, Phase};
 use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags, Shutdown};
 use std::fs::File;
+use std::os::fd::BorrowedFd;
 
 /// Socket operations of a readiness backend. Implemented by the real socket and, in tests,
 /// by a fake that forces EINTR, EAGAIN and short transfers.
@@ -24,6 +31,35 @@ pub(crate) trait Io {
     fn sendfile(&mut self, file: &File, offset: u64, len: usize) -> Result<usize, Errno>;
     /// `shutdown(SHUT_WR)`.
     fn shutdown_write(&mut self) -> Result<(), Errno>;
+}
+
+/// The real socket, for [`pump`] (and the io_uring backend's `sendfile` and shutdown).
+pub(crate) struct Socket<'a>(pub(crate) BorrowedFd<'a>);
+
+impl Io for Socket<'_> {
+    #[inline]
+    fn recv(&mut self, buf: &mut Vec<u8>) -> Result<usize, Errno> {
+        rustix::net::recv(
+            self.0,
+            rustix::buffer::spare_capacity(buf),
+            RecvFlags::empty(),
+        )
+        .map(|(n, _)| n)
+    }
+
+    #[inline]
+    fn send(&mut self, bytes: &[u8]) -> Result<usize, Errno> {
+        rustix::net::send(self.0, bytes, SendFlags::NOSIGNAL)
+    }
+
+    fn sendfile(&mut self, file: &File, offset: u64, len: usize) -> Result<usize, Errno> {
+        let mut off = offset;
+        rustix::fs::sendfile(self.0, file, Some(&mut off), len)
+    }
+
+    fn shutdown_write(&mut self) -> Result<(), Errno> {
+        rustix::net::shutdown(self.0, Shutdown::Write)
+    }
 }
 
 /// The outcome of [`pump`] for the event loop.
@@ -39,7 +75,7 @@ pub(crate) enum Verdict {
 
 /// Most bytes handed to one `sendfile`, so one large file cannot starve the other
 /// connections of the worker.
-const SENDFILE_CHUNK: usize = 1 << 20;
+pub(crate) const SENDFILE_CHUNK: usize = 1 << 20;
 
 /// Runs a connection until it would block: reads (when `readable`, or when it stopped reading
 /// early), answers every complete request, sends the whole batch with one `send`, and follows
@@ -207,7 +243,7 @@ pub(crate) fn after_send(
 }
 
 /// Applies the result of a `sendfile` of [`Output::File`].
-fn after_sendfile(
+pub(crate) fn after_sendfile(
     conn: &mut Conn,
     result: Result<usize, Errno>,
     now_ms: u64,

@@ -21,23 +21,22 @@
 //! Static file bodies still use `sendfile(2)` (nonblocking) with a one-shot `POLLOUT` poll
 //! through the ring when the socket is full.
 
-use crate::backend::epoll::WorkerSetup;
-use crate::conn::{Conn, Ctx, Output, Phase};
+use super::slab::Slab;
+use super::timers::{self, Timers};
+use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
+use super::{Io, SENDFILE_CHUNK, Sent, Socket, after_send, after_sendfile};
+use crate::conn::{Conn, Ctx, Next, Output, Phase, TimeoutsMs};
 use crate::metrics::{TimeoutKind, WorkerMetrics};
-use crate::timer::{Entry, Wheel};
 use rustix::io::Errno;
-use rustix::net::Shutdown;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use twelve_sys::ring::{Completion, Event, OpId, Ring};
 
 /// Tag of the wake-up eventfd's poll.
 const WAKE: u64 = u64::MAX;
-/// Tags of listeners' accepts: `LISTENER_BASE - i`. Connection tags keep bit 63 clear.
+/// Tags of listeners' accepts: `LISTENER_BASE - i`. Connection tags keep bit 63 clear
+/// (the slab's generations are 31 bits for this).
 const LISTENER_BASE: u64 = u64::MAX - 1;
-/// How long a listener rests after EMFILE/ENFILE before accepting again.
-const EMFILE_PAUSE_MS: u64 = 100;
 /// Submission queue entries (a turn with more submissions enters more than once).
 pub(crate) const RING_ENTRIES: u32 = 1024;
 /// Provided receive buffers per worker, and their size: 1 MiB per worker, whatever the
@@ -47,8 +46,6 @@ pub(crate) const RECV_BUF_BYTES: u32 = 4096;
 /// Received bytes a connection may hold back (while its send is in flight, or while it
 /// refuses input) before its receive is cancelled.
 const STASH_LIMIT: usize = 64 * 1024;
-/// Most bytes handed to one `sendfile`, as in [`pump`](super::pump).
-const SENDFILE_CHUNK: usize = 1 << 20;
 
 struct Live {
     fd: OwnedFd,
@@ -72,75 +69,42 @@ struct Live {
     touched: bool,
 }
 
-/// Connections by token: slot index in the low 32 bits, a 31-bit generation above it, so a
-/// stale timer entry never reaches a recycled slot.
-#[derive(Default)]
-struct Slab {
-    slots: Vec<Option<Live>>,
-    gens: Vec<u32>,
-    free: Vec<u32>,
-    len: usize,
-}
+impl Tracked for Live {
+    #[inline]
+    fn conn(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
 
-impl Slab {
-    fn get(&mut self, token: u64) -> Option<&mut Live> {
-        let idx = (token & 0xffff_ffff) as usize;
-        if self.gens.get(idx) != Some(&((token >> 32) as u32)) {
-            return None;
+    /// While a send is in flight the output buffer is lent and the connection cannot tell
+    /// its send deadline, so it is counted here from the submission, and only it applies. A
+    /// closing connection waits only for its cancelled operations: no deadline.
+    #[inline]
+    fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)> {
+        if self.closing {
+            None
+        } else if self.sending {
+            Some((self.send_at_ms.saturating_add(t.send), TimeoutKind::Send))
+        } else {
+            self.conn.deadline(t)
         }
-        self.slots[idx].as_mut()
     }
 
-    fn insert(&mut self, live: Live) -> u64 {
-        let idx = match self.free.pop() {
-            Some(i) => i as usize,
-            None => {
-                self.slots.push(None);
-                self.gens.push(0);
-                self.slots.len() - 1
-            }
-        };
-        self.slots[idx] = Some(live);
-        self.len += 1;
-        (u64::from(self.gens[idx]) << 32) | idx as u64
-    }
-
-    fn remove(&mut self, token: u64) -> Option<Live> {
-        let idx = (token & 0xffff_ffff) as usize;
-        let live = self.slots[idx].take()?;
-        self.gens[idx] = (self.gens[idx] + 1) & 0x7fff_ffff;
-        self.free.push(idx as u32);
-        self.len -= 1;
-        Some(live)
-    }
-
-    fn tokens(&self) -> Vec<u64> {
-        (0..self.slots.len())
-            .filter(|&i| self.slots[i].is_some())
-            .map(|i| (u64::from(self.gens[i]) << 32) | i as u64)
-            .collect()
+    fn at_rest(&self) -> bool {
+        !self.sending && !self.closing
     }
 }
 
 struct Worker {
     ring: Ring,
     setup: WorkerSetup,
-    slab: Slab,
-    wheel: Wheel,
-    due: Vec<Entry>,
+    slab: Slab<Live>,
+    timers: Timers,
     /// Each listener's armed accept.
     accepts: Vec<Option<OpId>>,
-    paused_until: Option<u64>,
-    full: bool,
-    drain_deadline: Option<u64>,
-    epoch: Instant,
+    gate: Gate,
+    clock: Clock,
     completions: Vec<Completion>,
     touched: Vec<u64>,
-}
-
-/// See `epoll::now_ms`: std's clock, one read per turn.
-fn now_ms(epoch: Instant) -> u64 {
-    u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The ring a worker runs on, created on the worker's thread.
@@ -152,23 +116,15 @@ pub(crate) fn new_ring() -> std::io::Result<Ring> {
 /// drained after a stop request. The caller pinned the thread.
 pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Result<()>)) {
     ready(Ok(()));
-    // Start at 1 ms: a timer deadline of 0 means "none" in `Conn::timer_at`.
-    let epoch = Instant::now()
-        .checked_sub(Duration::from_millis(1))
-        .unwrap_or_else(Instant::now);
-    let now = now_ms(epoch);
-    let tick = crate::config::Timeouts::TICK.as_millis() as u64;
+    let clock = Clock::start();
     let mut w = Worker {
         ring,
         accepts: vec![None; setup.listeners.len()],
         setup,
         slab: Slab::default(),
-        wheel: Wheel::new(now, tick),
-        due: Vec::new(),
-        paused_until: None,
-        full: false,
-        drain_deadline: None,
-        epoch,
+        timers: Timers::new(clock.now_ms()),
+        gate: Gate::default(),
+        clock,
         completions: Vec::new(),
         touched: Vec::new(),
     };
@@ -191,28 +147,23 @@ fn libc_pollin() -> u32 {
 
 impl Worker {
     fn metrics(&self) -> &WorkerMetrics {
-        self.setup.ctx.metrics()
+        self.setup.metrics()
     }
 
     fn run(&mut self) {
-        let mut now = now_ms(self.epoch);
+        let mut now = self.clock.now_ms();
         loop {
-            if let Some(d) = self.drain_deadline
-                && (self.slab.len == 0 || now >= d)
-            {
+            if self.gate.drained(self.slab.len(), now) {
                 return;
             }
-            let timeout = self.timeout_ms(now).map(Duration::from_millis);
+            let timeout = self
+                .gate
+                .timeout_ms(self.timers.timeout_ms(now), now)
+                .map(Duration::from_millis);
             if let Err(e) = self.ring.submit_and_wait(timeout) {
-                // Only a bug (EBADF, EINVAL) gets here; say so rather than vanish.
-                eprintln!(
-                    "twelve-engine: worker on CPU {}: io_uring_enter: {e}",
-                    self.setup.cpu
-                );
-                return;
+                return self.setup.wait_failed("io_uring_enter", &e);
             }
-            now = now_ms(self.epoch);
-            twelve_http::refresh_date();
+            now = self.clock.woke();
             let mut completions = std::mem::take(&mut self.completions);
             self.ring.reap(&mut completions);
             for c in completions.drain(..) {
@@ -227,32 +178,15 @@ impl Worker {
                 self.advance(token, now);
             }
             self.touched = touched;
-            self.expire_timers(now);
-            if self.paused_until.is_some_and(|t| now >= t) {
-                self.paused_until = None;
-                self.arm_accepts();
-            }
-            if self.full && self.slab.len < self.setup.max_conns {
-                self.full = false;
+            timers::expire(self, now);
+            if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.arm_accepts();
             }
         }
-    }
-
-    fn timeout_ms(&self, now: u64) -> Option<u64> {
-        let mut t = self.wheel.timeout_ms(now);
-        for limit in [self.paused_until, self.drain_deadline]
-            .into_iter()
-            .flatten()
-        {
-            let left = limit.saturating_sub(now);
-            t = Some(t.map_or(left, |x| x.min(left)));
-        }
-        t
     }
 
     fn arm_accepts(&mut self) {
-        if self.paused_until.is_some() || self.full || self.drain_deadline.is_some() {
+        if !self.gate.accepting() {
             return;
         }
         for i in 0..self.setup.listeners.len() {
@@ -272,7 +206,7 @@ impl Worker {
     fn on_completion(&mut self, c: Completion, now: u64) {
         if c.tag == WAKE {
             self.on_wake(now);
-            if !c.more && self.drain_deadline.is_none() {
+            if !c.more && !self.gate.draining() {
                 self.ring
                     .poll(self.setup.wake.as_fd(), libc_pollin(), true, WAKE);
             }
@@ -297,19 +231,14 @@ impl Worker {
         match r {
             Ok(fd) => {
                 self.add_conn(fd, now);
-                if self.slab.len >= self.setup.max_conns && !self.full {
-                    // Leave the rest in the accept queue; resumed when a connection closes.
-                    // (An accept already under way when the cancel lands still comes in.)
-                    self.full = true;
-                    self.metrics().max_conns_pauses.inc();
+                // An accept already under way when the cancel lands still comes in.
+                let m = self.setup.metrics();
+                if self.gate.fill(self.slab.len(), self.setup.max_conns, m) {
                     self.cancel_accepts();
                 }
             }
             Err(Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM) => {
-                // Out of descriptors: rest instead of failing every queued connection.
-                if self.paused_until.is_none() {
-                    self.paused_until = Some(now + EMFILE_PAUSE_MS);
-                    self.metrics().emfile_pauses.inc();
+                if self.gate.pause(now, self.setup.metrics()) {
                     self.cancel_accepts();
                 }
             }
@@ -363,11 +292,8 @@ impl Worker {
                     ctx.pool.give(buf);
                 } else {
                     live.conn.restore_write(buf);
-                    match r {
-                        Ok(n) => live.conn.on_sent(n, now, ctx),
-                        Err(Errno::INTR | Errno::AGAIN) => {}
-                        Err(_) => failed = true,
-                    }
+                    // EINTR, EAGAIN and a partial send leave the rest to `advance`.
+                    failed = after_send(&mut live.conn, r, now, ctx) == Sent::Failed;
                 }
             }
             Event::Poll(_) => live.sending = false,
@@ -428,16 +354,11 @@ impl Worker {
                     break;
                 }
                 Output::File(f, offset, len) => {
-                    let mut off = offset;
-                    match rustix::fs::sendfile(&live.fd, f, Some(&mut off), len.min(SENDFILE_CHUNK))
-                    {
-                        Ok(0) => {
-                            live.conn.file_failed();
-                            return self.close(token);
-                        }
-                        Ok(n) => live.conn.on_file_sent(n, now, ctx),
-                        Err(Errno::INTR) => {}
-                        Err(Errno::AGAIN) => {
+                    let result =
+                        Socket(live.fd.as_fd()).sendfile(f, offset, len.min(SENDFILE_CHUNK));
+                    match after_sendfile(&mut live.conn, result, now, ctx) {
+                        Sent::More => continue,
+                        Sent::Blocked => {
                             let pollout = rustix::event::PollFlags::OUT.bits() as u32;
                             self.ring.poll(live.fd.as_fd(), pollout, false, token);
                             live.ops += 1;
@@ -445,12 +366,12 @@ impl Worker {
                             live.send_at_ms = now;
                             break;
                         }
-                        Err(_) => {
+                        Sent::Truncated => return self.close(token),
+                        Sent::Failed => {
                             self.setup.ctx.metrics().resets.inc();
                             return self.close(token);
                         }
                     }
-                    continue;
                 }
                 Output::Nothing => {}
             }
@@ -458,16 +379,16 @@ impl Worker {
                 continue;
             }
             match live.conn.next() {
-                crate::conn::Next::Close => return self.close(token),
-                crate::conn::Next::ShutdownWrite => {
+                Next::Close => return self.close(token),
+                Next::ShutdownWrite => {
                     // ENOTCONN here means the peer is already gone: close.
-                    if rustix::net::shutdown(&live.fd, Shutdown::Write).is_err() {
+                    if Socket(live.fd.as_fd()).shutdown_write().is_err() {
                         return self.close(token);
                     }
                     live.conn.write_shut(now, ctx);
                 }
-                crate::conn::Next::Wait if fed && !live.stash.is_empty() => {}
-                crate::conn::Next::Wait => break,
+                Next::Wait if fed && !live.stash.is_empty() => {}
+                Next::Wait => break,
             }
         }
         if live.recv.is_none()
@@ -482,53 +403,9 @@ impl Worker {
     }
 
     /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
-    /// While a send is in flight the output buffer is lent and the connection cannot tell its
-    /// send deadline, so it is counted here from the submission.
     fn sync_timer(&mut self, token: u64) {
         let t = self.setup.ctx.timeouts;
-        let Some(live) = self.slab.get(token) else {
-            return;
-        };
-        let at = if live.sending {
-            Some(live.send_at_ms.saturating_add(t.send))
-        } else {
-            live.conn.deadline(&t).map(|(at, _)| at)
-        };
-        if let Some(at) = at
-            && (live.conn.timer_at == 0 || at < live.conn.timer_at)
-        {
-            live.conn.timer_at = at;
-            self.wheel.insert(token, at);
-        }
-    }
-
-    fn expire_timers(&mut self, now: u64) {
-        let mut due = std::mem::take(&mut self.due);
-        self.wheel.expire(now, &mut due);
-        for e in due.drain(..) {
-            let t = self.setup.ctx.timeouts;
-            let Some(live) = self.slab.get(e.token) else {
-                continue;
-            };
-            if live.conn.timer_at != e.at_ms || live.closing {
-                continue; // superseded by an earlier entry
-            }
-            live.conn.timer_at = 0;
-            let deadline = if live.sending {
-                // Only the send timeout applies while the output buffer is lent.
-                Some((live.send_at_ms.saturating_add(t.send), TimeoutKind::Send))
-            } else {
-                live.conn.deadline(&t)
-            };
-            match deadline {
-                Some((at, kind)) if at <= now => {
-                    live.conn.on_timeout(kind, &mut self.setup.ctx);
-                    self.advance(e.token, now);
-                }
-                Some(_) | None => self.sync_timer(e.token),
-            }
-        }
-        self.due = due;
+        self.timers.sync(&mut self.slab, token, &t);
     }
 
     /// Begins closing: cancels the connection's operations; the descriptor is dropped once
@@ -554,25 +431,15 @@ impl Worker {
         if let Some(live) = self.slab.remove(token) {
             // Dropping the fd closes it; nothing in the ring refers to it any more.
             drop(live);
-            let m = self.metrics();
-            m.closes.inc();
-            m.open_conns.set(self.slab.len as u64);
+            self.setup.count_close(self.slab.len());
         }
-        if self.full && self.slab.len < self.setup.max_conns {
-            self.full = false;
+        if self.gate.room(self.slab.len(), self.setup.max_conns) {
             self.arm_accepts();
         }
     }
 
     fn add_conn(&mut self, fd: OwnedFd, now: u64) {
-        // TCP_NODELAY is inherited from the listener (see `twelve_sys::net::ListenerOptions`).
-        let m = self.setup.ctx.metrics();
-        m.accepts.inc();
-        if self.setup.check_steering
-            && twelve_sys::net::incoming_cpu(fd.as_fd()).ok() != Some(self.setup.cpu as u32)
-        {
-            m.steer_misses.inc();
-        }
+        self.setup.count_accept(fd.as_fd());
         let token = self.slab.insert(Live {
             fd,
             conn: Conn::new(now),
@@ -586,15 +453,13 @@ impl Worker {
             closing: false,
             touched: false,
         });
-        self.metrics().open_conns.set(self.slab.len as u64);
+        self.metrics().open_conns.set(self.slab.len() as u64);
         // Arms the receive and the timer.
         self.advance(token, now);
     }
 
     fn on_wake(&mut self, now: u64) {
-        let mut buf = [0u8; 8];
-        let _ = rustix::io::read(&*self.setup.wake, &mut buf);
-        if !self.setup.stop.load(Ordering::Acquire) || self.drain_deadline.is_some() {
+        if !self.setup.woken_to_stop() || self.gate.draining() {
             return;
         }
         // Stop accepting: take what is already queued (closing a reuseport listener resets
@@ -614,21 +479,27 @@ impl Worker {
                 }
             }
         }
-        self.drain_deadline = Some(now + self.setup.drain_timeout_ms);
+        self.gate.start_drain(now, self.setup.drain_timeout_ms);
         if !self.setup.close_idle_on_drain {
             return;
         }
-        for token in self.slab.tokens() {
-            if let Some(live) = self.slab.get(token)
-                && !live.sending
-                && !live.closing
-            {
-                live.conn.start_drain();
-                if live.conn.phase() == Phase::Closed {
-                    self.close(token);
-                }
-            }
-        }
+        worker::close_idle(self);
+    }
+}
+
+impl Driver for Worker {
+    type Live = Live;
+
+    fn parts(&mut self) -> (&mut Timers, &mut Slab<Live>, &mut Ctx) {
+        (&mut self.timers, &mut self.slab, &mut self.setup.ctx)
+    }
+
+    fn run_expired(&mut self, token: u64, now: u64) {
+        self.advance(token, now);
+    }
+
+    fn close(&mut self, token: u64) {
+        Worker::close(self, token);
     }
 }
 

@@ -1,0 +1,277 @@
+//! What a worker is whichever backend runs it: the setup the server hands it, its clock, when
+//! it accepts (EMFILE pause, `max_conns`, drain), and the books it keeps on connections.
+
+use super::slab::Slab;
+use super::timers::Timers;
+use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
+use crate::metrics::{TimeoutKind, WorkerMetrics};
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a worker rests its listeners after EMFILE/ENFILE before accepting again.
+const EMFILE_PAUSE_MS: u64 = 100;
+
+/// Everything one worker owns, handed to it by the server.
+pub(crate) struct WorkerSetup {
+    pub(crate) cpu: usize,
+    pub(crate) listeners: Vec<OwnedFd>,
+    pub(crate) wake: Arc<OwnedFd>,
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) ctx: Ctx,
+    pub(crate) max_conns: usize,
+    pub(crate) drain_timeout_ms: u64,
+    pub(crate) check_steering: bool,
+    pub(crate) close_idle_on_drain: bool,
+}
+
+impl WorkerSetup {
+    pub(crate) fn metrics(&self) -> &WorkerMetrics {
+        self.ctx.metrics()
+    }
+
+    /// Consumes the wake-up eventfd's count; `true` when the server asked to stop (the
+    /// caller begins draining unless it already has).
+    pub(crate) fn woken_to_stop(&self) -> bool {
+        let mut buf = [0u8; 8];
+        let _ = rustix::io::read(&*self.wake, &mut buf);
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// Counts a connection just accepted and, when asked, whether the kernel steered it to
+    /// this worker's CPU. TCP_NODELAY is inherited from the listener (see
+    /// `twelve_sys::net::ListenerOptions`).
+    pub(crate) fn count_accept(&self, fd: BorrowedFd<'_>) {
+        let m = self.metrics();
+        m.accepts.inc();
+        if self.check_steering && twelve_sys::net::incoming_cpu(fd).ok() != Some(self.cpu as u32) {
+            m.steer_misses.inc();
+        }
+    }
+
+    /// Says why the worker ends early: only a bug (EBADF, EINVAL) makes its wait fail, so
+    /// say so rather than vanish.
+    pub(crate) fn wait_failed(&self, call: &str, e: &dyn std::fmt::Display) {
+        eprintln!("twelve-engine: worker on CPU {}: {call}: {e}", self.cpu);
+    }
+
+    /// Counts a connection closed, `open` being how many are left.
+    pub(crate) fn count_close(&self, open: usize) {
+        let m = self.metrics();
+        m.closes.inc();
+        m.open_conns.set(open as u64);
+    }
+}
+
+/// A backend's record of one connection, as the code both backends share sees it.
+pub(crate) trait Tracked {
+    fn conn(&mut self) -> &mut Conn;
+    /// When and why the connection's timer fires next: [`Conn::deadline`], unless the
+    /// backend knows better (the io_uring backend while a send has the output buffer).
+    fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)>;
+    /// Nothing of the connection is in the kernel's hands (a send, a cancellation), so the
+    /// drain may close it now if it is idle.
+    fn at_rest(&self) -> bool;
+}
+
+/// A backend's worker, as the code both backends share drives it.
+pub(crate) trait Driver {
+    type Live: Tracked;
+    /// The worker's timers, connections and context, borrowed together.
+    fn parts(&mut self) -> (&mut Timers, &mut Slab<Self::Live>, &mut Ctx);
+    /// Runs a connection just told of its timeout (`Conn::on_timeout`), as after an event.
+    fn run_expired(&mut self, token: u64, now: u64);
+    /// Closes a connection (counted, its buffers back in the pool).
+    fn close(&mut self, token: u64);
+}
+
+/// The drain's first step with `close_idle_on_drain`: every idle connection at rest closes
+/// now; the others close after their current response.
+pub(crate) fn close_idle<W: Driver>(w: &mut W) {
+    for token in w.parts().1.tokens() {
+        if let Some(live) = w.parts().1.get(token)
+            && live.at_rest()
+        {
+            live.conn().start_drain();
+            if live.conn().phase() == Phase::Closed {
+                w.close(token);
+            }
+        }
+    }
+}
+
+/// A worker's monotonic clock in milliseconds since it started.
+///
+/// Through std's `Instant` (glibc's vDSO `clock_gettime`), not rustix's own vDSO parser,
+/// which crashes under valgrind: the bench scripts count instructions with callgrind. The
+/// backends read it once per wake-up: the time after the wait serves the whole turn and the
+/// next wait's timeout.
+pub(crate) struct Clock {
+    epoch: Instant,
+}
+
+impl Clock {
+    /// A clock that reads 1 ms now: a timer deadline of 0 means "none" in `Conn::timer_at`.
+    pub(crate) fn start() -> Self {
+        let epoch = Instant::now()
+            .checked_sub(Duration::from_millis(1))
+            .unwrap_or_else(Instant::now);
+        Self { epoch }
+    }
+
+    #[inline]
+    pub(crate) fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The time, read once the wait is over. The responses of this wake-up carry the `Date`
+    /// read here too: one clock read per wake-up instead of one per response (a pipelined
+    /// batch has 16 of them).
+    #[inline]
+    pub(crate) fn woke(&self) -> u64 {
+        let now = self.now_ms();
+        twelve_http::refresh_date();
+        now
+    }
+}
+
+/// Whether a worker accepts: resting after EMFILE, full at `max_conns`, or closed for good by
+/// a drain, whose deadline also bounds the worker's life.
+#[derive(Default)]
+pub(crate) struct Gate {
+    /// EMFILE/ENFILE pause: accept again at this time.
+    paused_until: Option<u64>,
+    /// Stopped accepting at `max_conns`; accept again when a connection closes.
+    full: bool,
+    drain_deadline: Option<u64>,
+}
+
+impl Gate {
+    pub(crate) fn accepting(&self) -> bool {
+        self.paused_until.is_none() && !self.full && self.drain_deadline.is_none()
+    }
+
+    pub(crate) fn draining(&self) -> bool {
+        self.drain_deadline.is_some()
+    }
+
+    /// Out of descriptors: the queued connection stays queued; rest instead of spinning on
+    /// (or failing every queued connection with) the error. `true` if this began the rest.
+    pub(crate) fn pause(&mut self, now: u64, m: &WorkerMetrics) -> bool {
+        if self.paused_until.is_some() {
+            return false;
+        }
+        self.paused_until = Some(now + EMFILE_PAUSE_MS);
+        m.emfile_pauses.inc();
+        true
+    }
+
+    /// With `open` connections at `max` or more, stops accepting (the rest wait in the accept
+    /// queue until a connection closes). `true` if this stopped it.
+    pub(crate) fn fill(&mut self, open: usize, max: usize, m: &WorkerMetrics) -> bool {
+        if open < max || self.full {
+            return false;
+        }
+        self.full = true;
+        m.max_conns_pauses.inc();
+        true
+    }
+
+    /// Ends a pause that is over and a stop at `max` that has room again; `true` if either
+    /// ended, and the worker should accept again.
+    pub(crate) fn reopen(&mut self, now: u64, open: usize, max: usize) -> bool {
+        let rested = self.paused_until.is_some_and(|t| now >= t);
+        if rested {
+            self.paused_until = None;
+        }
+        let room = self.room(open, max);
+        rested || room
+    }
+
+    /// Ends a stop at `max` that has room again (`open` below `max`); `true` if it ended.
+    pub(crate) fn room(&mut self, open: usize, max: usize) -> bool {
+        let room = self.full && open < max;
+        if room {
+            self.full = false;
+        }
+        room
+    }
+
+    /// Forgets any pause or stop at `max`: the drain takes what is queued whatever they said.
+    pub(crate) fn lift(&mut self) {
+        self.paused_until = None;
+        self.full = false;
+    }
+
+    /// Closes the gate for good; the worker ends by `now + timeout_ms`.
+    pub(crate) fn start_drain(&mut self, now: u64, timeout_ms: u64) {
+        self.drain_deadline = Some(now + timeout_ms);
+    }
+
+    /// The drain is over: every connection closed, or its deadline passed.
+    pub(crate) fn drained(&self, open: usize, now: u64) -> bool {
+        self.drain_deadline.is_some_and(|d| open == 0 || now >= d)
+    }
+
+    /// How long the worker may wait: until the wheel's next deadline (`wheel_ms`), the end of
+    /// a pause, or the drain's deadline, whichever comes first; `None`: no limit.
+    pub(crate) fn timeout_ms(&self, wheel_ms: Option<u64>, now: u64) -> Option<u64> {
+        let mut t = wheel_ms;
+        for limit in [self.paused_until, self.drain_deadline]
+            .into_iter()
+            .flatten()
+        {
+            let left = limit.saturating_sub(now);
+            t = Some(t.map_or(left, |x| x.min(left)));
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metrics() -> WorkerMetrics {
+        WorkerMetrics::default()
+    }
+
+    #[test]
+    fn pause_counts_once_and_reopens_when_over() {
+        let (m, mut g) = (metrics(), Gate::default());
+        assert!(g.pause(10, &m));
+        assert!(!g.pause(20, &m), "already resting");
+        assert_eq!(m.emfile_pauses.get(), 1);
+        assert!(!g.accepting());
+        assert_eq!(g.timeout_ms(None, 10), Some(EMFILE_PAUSE_MS));
+        assert!(!g.reopen(10 + EMFILE_PAUSE_MS - 1, 0, 1));
+        assert!(g.reopen(10 + EMFILE_PAUSE_MS, 0, 1));
+        assert!(g.accepting());
+    }
+
+    #[test]
+    fn full_counts_once_and_reopens_with_room() {
+        let (m, mut g) = (metrics(), Gate::default());
+        assert!(!g.fill(1, 2, &m), "room left");
+        assert!(g.fill(2, 2, &m));
+        assert!(!g.fill(3, 2, &m), "already full");
+        assert_eq!(m.max_conns_pauses.get(), 1);
+        assert!(!g.reopen(0, 2, 2));
+        assert!(g.reopen(0, 1, 2));
+        assert!(g.accepting());
+    }
+
+    #[test]
+    fn drain_closes_the_gate_and_bounds_the_wait() {
+        let mut g = Gate::default();
+        assert!(!g.drained(0, 5));
+        g.start_drain(5, 100);
+        assert!(!g.accepting());
+        assert_eq!(g.timeout_ms(Some(500), 5), Some(100));
+        assert_eq!(g.timeout_ms(Some(30), 5), Some(30));
+        assert!(!g.drained(1, 104));
+        assert!(g.drained(1, 105), "deadline");
+        assert!(g.drained(0, 6), "nothing left");
+    }
+}
