@@ -127,6 +127,7 @@ impl<'b> Text<'b> {
     }
 
     /// `part` must be a slice of the head.
+    #[inline(always)]
     fn of(&self, part: &'b [u8]) -> Option<&'b str> {
         let start = self.offset(part);
         self.range(start..start + part.len())
@@ -146,10 +147,16 @@ impl<'b> Text<'b> {
         let mut line_start = fields_start;
         for h in headers {
             let value_start = self.offset(h.value);
-            let mut colon = value_start - 1;
-            while buf[colon] != b':' {
-                colon -= 1;
-            }
+            let colon = match buf[line_start..value_start].last_chunk::<2>() {
+                Some(b": ") => value_start - 2,
+                _ => {
+                    let mut colon = value_start - 1;
+                    while buf[colon] != b':' {
+                        colon -= 1;
+                    }
+                    colon
+                }
+            };
             h.name = self
                 .range(line_start..colon)
                 .ok_or(ParseError::InvalidHeaderName)?;
