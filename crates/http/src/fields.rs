@@ -1,11 +1,12 @@
-//! The fields that decide framing and routing: Host, Content-Length, Transfer-Encoding,
+//! The fields that decide framing and routing, read line by line as the scanner walks the
+//! head: Host, Content-Length, Transfer-Encoding,
 //! Connection and Expect (RFC 9112 §3.2, §6, §9; RFC 9110 §7.2, §8.6, §10.1.1), and the
 //! Content-Length reader the client side shares.
 
 use crate::error::ParseError;
 use crate::limits::Limits;
-use crate::request::{BodyFraming, Header, Version};
-use crate::scan::{is_tchar, is_valid_authority, trim_ows};
+use crate::request::{BodyFraming, Version};
+use crate::scan::{is_tchar, is_valid_authority_in, trim_ows};
 
 /// What the head's fields say about the message.
 pub(crate) struct Fields<'b> {
@@ -25,105 +26,155 @@ struct Codings {
     unknown: bool,
 }
 
-/// Interprets the framing and routing fields of a parsed head.
-pub(crate) fn interpret<'b>(
-    headers: &[Header<'b>],
-    version: Version,
-    limits: &Limits,
-) -> Result<Fields<'b>, ParseError> {
-    let mut host: Option<&'b [u8]> = None;
-    let mut length: Option<u64> = None;
-    let mut te = Codings::default();
-    let mut close = false;
-    let mut keep_alive = false;
-    let mut expect_continue = false;
-    for h in headers {
+/// Reads the framing and routing fields one field line at a time, while the scanner walks
+/// the head (the single pass of issue 14: no second loop over the header array).
+///
+/// A field's error is kept, not returned: the scanner's errors on later lines, and `Partial`,
+/// come first, so the answer stays what a head-then-fields reading gives (the first field
+/// error in line order, after every syntax check of the whole head).
+pub(crate) struct Reader<'b> {
+    host: Option<&'b [u8]>,
+    length: Option<u64>,
+    te: Codings,
+    close: bool,
+    keep_alive: bool,
+    expect_continue: bool,
+    /// The first field error, reported by [`Reader::finish`].
+    error: Option<ParseError>,
+}
+
+impl<'b> Reader<'b> {
+    pub(crate) fn new() -> Self {
+        Reader {
+            host: None,
+            length: None,
+            te: Codings::default(),
+            close: false,
+            keep_alive: false,
+            expect_continue: false,
+            error: None,
+        }
+    }
+
+    /// Reads one field line: `name` as sent, `value` without OWS, both slices of `buf`, whose
+    /// bytes after `value` are the rest of the head (the line's CRLF at least), so that Host
+    /// is checked in place (see [`is_valid_authority_in`]).
+    #[inline(always)]
+    pub(crate) fn read(&mut self, buf: &'b [u8], name: &[u8], value: &'b [u8], value_at: usize) {
         // Dispatch on the length first: most fields are none of these five.
-        let name = h.name;
         match name.len() {
-            // `Host = uri-host [ ":" port ]` (RFC 9110 §7.2).
-            4 if is(name, "host") => {
-                if host.is_some() {
-                    return Err(ParseError::DuplicateHost);
-                }
-                if !is_valid_authority(h.value, true) {
-                    return Err(ParseError::InvalidHost);
-                }
-                host = Some(h.value);
-            }
+            4 if is(name, "host") => self.host(buf, value, value_at),
             6 if is(name, "expect") => {
                 // The only expectation defined; others are ignored (417 is optional, §10.1.1).
-                expect_continue |= eq_lower(h.value, b"100-continue");
+                self.expect_continue |= eq_lower(value, b"100-continue");
             }
-            10 if is(name, "connection") => {
-                // The common values first, without splitting the list.
-                if eq_lower(h.value, b"keep-alive") {
-                    keep_alive = true;
-                    continue;
-                }
-                for option in h.value.split(|&b| b == b',') {
-                    let option = trim_ows(option);
-                    close |= eq_lower(option, b"close");
-                    keep_alive |= eq_lower(option, b"keep-alive");
-                }
-            }
-            14 if is(name, "content-length") => {
-                // Project choice: a second Content-Length, even an identical one, is rejected
-                // rather than collapsed (RFC 9110 §8.6 allows either).
-                if length.is_some() || h.value.contains(&b',') {
-                    return Err(ParseError::DuplicateContentLength);
-                }
-                length =
-                    Some(parse_content_length(h.value).ok_or(ParseError::InvalidContentLength)?);
-            }
+            10 if is(name, "connection") => self.connection(value),
+            14 if is(name, "content-length") => self.content_length(value),
             17 if is(name, "transfer-encoding") => {
-                te.add_line(h.value)?;
+                if let Err(e) = self.te.add_line(value) {
+                    self.fail(e);
+                }
             }
             _ => {}
         }
     }
-    if version == Version::Http11 && host.is_none() {
-        // RFC 9112 §3.2: MUST 400 an HTTP/1.1 request without Host.
-        return Err(ParseError::MissingHost);
+
+    /// Keeps the first error only.
+    fn fail(&mut self, e: ParseError) {
+        self.error.get_or_insert(e);
     }
-    let framing = if te.present {
-        // §6.1: TE in HTTP/1.0 means faulty framing; nginx answers 400, and so do we.
-        if version == Version::Http10 {
-            return Err(ParseError::TransferEncodingInHttp10);
+
+    /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2).
+    #[inline(always)]
+    fn host(&mut self, buf: &'b [u8], value: &'b [u8], value_at: usize) {
+        if self.host.is_some() {
+            self.fail(ParseError::DuplicateHost);
+        } else if !is_valid_authority_in(buf, value_at, value_at + value.len(), true) {
+            self.fail(ParseError::InvalidHost);
+        } else {
+            self.host = Some(value);
         }
-        // §6.1 allows processing by TE; the project rejects TE with CL (smuggling vector).
-        if length.is_some() {
-            return Err(ParseError::TransferEncodingWithContentLength);
+    }
+
+    fn connection(&mut self, value: &[u8]) {
+        // The common values first, without splitting the list.
+        if eq_lower(value, b"keep-alive") {
+            self.keep_alive = true;
+            return;
         }
-        if te.unknown {
-            return Err(ParseError::UnknownTransferCoding);
+        for option in value.split(|&b| b == b',') {
+            let option = trim_ows(option);
+            self.close |= eq_lower(option, b"close");
+            self.keep_alive |= eq_lower(option, b"keep-alive");
         }
-        if !te.chunked {
-            // An empty Transfer-Encoding value: nothing valid was listed.
-            return Err(ParseError::InvalidTransferEncoding);
+    }
+
+    fn content_length(&mut self, value: &[u8]) {
+        // Project choice: a second Content-Length, even an identical one, is rejected rather
+        // than collapsed (RFC 9110 §8.6 allows either).
+        if self.length.is_some() || value.contains(&b',') {
+            return self.fail(ParseError::DuplicateContentLength);
         }
-        BodyFraming::Chunked
-    } else {
-        match length {
-            Some(n) if n > limits.body_bytes => return Err(ParseError::BodyTooLarge),
-            Some(n) => BodyFraming::Length(n),
-            None => BodyFraming::None,
+        match parse_content_length(value) {
+            Some(n) => self.length = Some(n),
+            None => self.fail(ParseError::InvalidContentLength),
         }
-    };
-    Ok(Fields {
-        host,
-        framing,
-        keep_alive: !close && (version == Version::Http11 || keep_alive),
-        expect_continue: expect_continue && version == Version::Http11,
-    })
+    }
+
+    /// What the head's fields say, once every field line was read: the first field error, or
+    /// the checks that need the whole head (Host present, TE against CL and the version).
+    #[inline(always)]
+    pub(crate) fn finish(
+        self,
+        version: Version,
+        limits: &Limits,
+    ) -> Result<Fields<'b>, ParseError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if version == Version::Http11 && self.host.is_none() {
+            // RFC 9112 §3.2: MUST 400 an HTTP/1.1 request without Host.
+            return Err(ParseError::MissingHost);
+        }
+        let framing = if self.te.present {
+            // §6.1: TE in HTTP/1.0 means faulty framing; nginx answers 400, and so do we.
+            if version == Version::Http10 {
+                return Err(ParseError::TransferEncodingInHttp10);
+            }
+            // §6.1 allows processing by TE; the project rejects TE with CL (smuggling vector).
+            if self.length.is_some() {
+                return Err(ParseError::TransferEncodingWithContentLength);
+            }
+            if self.te.unknown {
+                return Err(ParseError::UnknownTransferCoding);
+            }
+            if !self.te.chunked {
+                // An empty Transfer-Encoding value: nothing valid was listed.
+                return Err(ParseError::InvalidTransferEncoding);
+            }
+            BodyFraming::Chunked
+        } else {
+            match self.length {
+                Some(n) if n > limits.body_bytes => return Err(ParseError::BodyTooLarge),
+                Some(n) => BodyFraming::Length(n),
+                None => BodyFraming::None,
+            }
+        };
+        Ok(Fields {
+            host: self.host,
+            framing,
+            keep_alive: !self.close && (version == Version::Http11 || self.keep_alive),
+            expect_continue: self.expect_continue && version == Version::Http11,
+        })
+    }
 }
 
 /// Case-insensitive name comparison for same-length names, rejecting on the first byte first:
 /// `User-Agent` is as long as `connection` but never needs the full compare.
 #[inline(always)]
-fn is(name: &str, lower: &str) -> bool {
-    name.as_bytes().first().map(|b| b | 0x20) == lower.as_bytes().first().copied()
-        && eq_lower(name.as_bytes(), lower.as_bytes())
+fn is(name: &[u8], lower: &str) -> bool {
+    name.first().map(|b| b | 0x20) == lower.as_bytes().first().copied()
+        && eq_lower(name, lower.as_bytes())
 }
 
 /// `s.eq_ignore_ascii_case(lower)` eight bytes a step, for a `lower` of lowercase letters,
@@ -209,6 +260,78 @@ impl Codings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Field lines through the reader, one at a time, as the scanner feeds it: each value is
+    /// followed in the buffer by its CRLF and a next line, as in a head.
+    fn read(lines: &[(&str, &str)], version: Version) -> Result<Fields<'static>, ParseError> {
+        let mut reader = Reader::new();
+        for &(name, value) in lines {
+            let buf: &'static [u8] = format!("{value}\r\nAccept-Encoding: gzip\r\n\r\n")
+                .into_bytes()
+                .leak();
+            reader.read(buf, name.as_bytes(), &buf[..value.len()], 0);
+        }
+        reader.finish(version, &Limits::DEFAULT)
+    }
+
+    macro_rules! reader {
+        ($($name:ident: $lines:expr, $version:ident => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let got = read(&$lines, Version::$version)
+                    .map(|f| (f.host, f.framing, f.keep_alive, f.expect_continue));
+                assert_eq!(got, $want);
+            }
+        )*};
+    }
+
+    const H: Option<&[u8]> = Some(b"h");
+
+    reader! {
+        reader_host_only: [("Host", "h")], Http11 => Ok((H, BodyFraming::None, true, false));
+        reader_host_case_insensitive: [("hOsT", "h")], Http11 => Ok((H, BodyFraming::None, true, false));
+        reader_host_with_port_before_a_long_line: [("Host", "localhost:8080")], Http11
+            => Ok((Some(&b"localhost:8080"[..]), BodyFraming::None, true, false));
+        reader_empty_host: [("Host", "")], Http11 => Ok((Some(&b""[..]), BodyFraming::None, true, false));
+        reader_missing_host: [("Accept", "*/*")], Http11 => Err(ParseError::MissingHost);
+        reader_http10_without_host: [], Http10 => Ok((None, BodyFraming::None, false, false));
+        reader_duplicate_host: [("Host", "h"), ("host", "h")], Http11 => Err(ParseError::DuplicateHost);
+        reader_invalid_host: [("Host", "a b")], Http11 => Err(ParseError::InvalidHost);
+        reader_host_port_too_big: [("Host", "a:65536")], Http11 => Err(ParseError::InvalidHost);
+        reader_first_error_wins: [("Host", "a/b"), ("Content-Length", "x")], Http11
+            => Err(ParseError::InvalidHost);
+        reader_first_error_wins_over_a_later_duplicate: [("Content-Length", "-1"), ("Host", "h"), ("Host", "h")], Http11
+            => Err(ParseError::InvalidContentLength);
+        reader_field_error_before_missing_host: [("Content-Length", "1, 1")], Http11
+            => Err(ParseError::DuplicateContentLength);
+        reader_length: [("Host", "h"), ("Content-Length", "0005")], Http11
+            => Ok((H, BodyFraming::Length(5), true, false));
+        reader_length_twice: [("Host", "h"), ("Content-Length", "5"), ("Content-Length", "5")], Http11
+            => Err(ParseError::DuplicateContentLength);
+        reader_length_too_large: [("Host", "h"), ("Content-Length", "99999999")], Http11
+            => Err(ParseError::BodyTooLarge);
+        reader_chunked: [("Host", "h"), ("Transfer-Encoding", "gzip"), ("Transfer-Encoding", "chunked")], Http11
+            => Err(ParseError::UnknownTransferCoding);
+        reader_chunked_only: [("Host", "h"), ("Transfer-Encoding", "Chunked")], Http11
+            => Ok((H, BodyFraming::Chunked, true, false));
+        reader_chunked_then_gzip: [("Host", "h"), ("Transfer-Encoding", "chunked, gzip")], Http11
+            => Err(ParseError::ChunkedNotFinal);
+        reader_te_with_cl: [("Host", "h"), ("Transfer-Encoding", "chunked"), ("Content-Length", "1")], Http11
+            => Err(ParseError::TransferEncodingWithContentLength);
+        reader_te_in_http10: [("Transfer-Encoding", "chunked")], Http10
+            => Err(ParseError::TransferEncodingInHttp10);
+        reader_close: [("Host", "h"), ("Connection", "keep-alive, Close")], Http11
+            => Ok((H, BodyFraming::None, false, false));
+        reader_http10_keep_alive: [("Connection", "Keep-Alive")], Http10
+            => Ok((None, BodyFraming::None, true, false));
+        reader_expect: [("Host", "h"), ("Expect", "100-Continue")], Http11
+            => Ok((H, BodyFraming::None, true, true));
+        reader_expect_ignored_in_http10: [("Expect", "100-continue")], Http10
+            => Ok((None, BodyFraming::None, false, false));
+        reader_other_names_of_the_same_lengths: [("Hast", "x y"), ("Xpect", ""), ("Connectior", "close"),
+            ("Content-Lengtx", "z"), ("Transfer-Encodinx", ",")], Http10
+            => Ok((None, BodyFraming::None, false, false));
+    }
 
     #[test]
     fn eq_lower_agrees_with_eq_ignore_ascii_case_on_every_non_ctl_byte() {

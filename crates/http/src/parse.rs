@@ -35,17 +35,22 @@ pub fn parse_request<'h, 'b>(
         pos: 0,
         limits,
         done: false,
+        line_start: 0,
+        value_at: 0,
     };
     let Some(line) = s.request_line()? else {
         return Ok(Status::Partial);
     };
     let fields_start = s.pos;
     let mut count = 0;
-    while let Some(header) = s.field_line()? {
+    // The framing and routing fields are read as their lines are scanned (one pass).
+    let mut fields = fields::Reader::new();
+    while let Some((name_end, value)) = s.field_line()? {
         if count == headers.len() || count == limits.headers {
             return Err(ParseError::TooManyHeaders);
         }
-        headers[count] = header;
+        fields.read(buf, &buf[s.line_start..name_end], value, s.value_at);
+        headers[count] = Header { name: "", value };
         count += 1;
     }
     if !s.done {
@@ -63,7 +68,7 @@ pub fn parse_request<'h, 'b>(
     let headers: &'h [Header<'b>] = headers;
     let headers = &headers[..count];
     let form = target::split(line.method, target, line.query_at)?;
-    let f = fields::interpret(headers, line.version, limits)?;
+    let f = fields.finish(line.version, limits)?;
     Ok(Status::Complete(Request {
         method: line.method,
         target,
@@ -122,32 +127,44 @@ impl<'b> Text<'b> {
     }
 
     /// `part` must be a slice of the head.
+    #[inline(always)]
     fn of(&self, part: &'b [u8]) -> Option<&'b str> {
         let start = self.offset(part);
         self.range(start..start + part.len())
     }
 
-    /// Names the fields. The scanner stored each as `name: ""` and `value: <the bytes after
-    /// the colon, untrimmed>`; field lines are contiguous, so each name runs from the end of
-    /// the previous line to the colon before its value, and no byte is scanned twice.
+    /// Names the fields. The scanner stored each as `name: ""` and `value: <the value without
+    /// OWS>`; field lines are contiguous, so each name runs from the end of the previous line
+    /// to the colon before its value (back over the OWS after the colon: none of it is a
+    /// `tchar` or `:`), and a line ends at the first CR after its value (forward over the
+    /// trailing OWS). Usually one compare each; no other byte is looked at twice.
     fn name_fields(
         &self,
         fields_start: usize,
         headers: &mut [Header<'b>],
     ) -> Result<(), ParseError> {
+        let buf = self.buf;
         let mut line_start = fields_start;
         for h in headers {
             let value_start = self.offset(h.value);
-            let name = line_start..value_start.saturating_sub(1);
-            h.name = self.range(name).ok_or(ParseError::InvalidHeaderName)?;
-            line_start = value_start + h.value.len() + 2;
-            // Most values are `: value`: one SP, no trailing OWS; the loops for the rest.
-            h.value = match h.value {
-                [b' ', rest @ ..] if !matches!(rest, [b' ' | b'\t', ..] | [.., b' ' | b'\t']) => {
-                    rest
+            let colon = match buf[line_start..value_start].last_chunk::<2>() {
+                Some(b": ") => value_start - 2,
+                _ => {
+                    let mut colon = value_start - 1;
+                    while buf[colon] != b':' {
+                        colon -= 1;
+                    }
+                    colon
                 }
-                value => crate::scan::trim_ows(value),
             };
+            h.name = self
+                .range(line_start..colon)
+                .ok_or(ParseError::InvalidHeaderName)?;
+            let mut end = value_start + h.value.len();
+            while buf[end] != b'\r' {
+                end += 1;
+            }
+            line_start = end + 2;
         }
         Ok(())
     }
@@ -172,6 +189,10 @@ struct Scanner<'b, 'l> {
     limits: &'l Limits,
     /// The empty line that ends the head has been read.
     done: bool,
+    /// Where the last field line read starts.
+    line_start: usize,
+    /// Where the last field line's value (without OWS) starts.
+    value_at: usize,
 }
 
 /// The bytes of one line that may be examined, and what running out of them means.
@@ -313,8 +334,10 @@ impl<'b> Scanner<'b, '_> {
         }))
     }
 
-    /// One `field-line CRLF`; `None` when the head ended (`done`) or more bytes are needed.
-    fn field_line(&mut self) -> Result<Option<Header<'b>>, ParseError> {
+    /// One `field-line CRLF`: the end of its name and its value without OWS (the line's start
+    /// in `line_start`, the value's in `value_at`); `None` when the head ended (`done`) or more
+    /// bytes are needed.
+    fn field_line(&mut self) -> Result<Option<(usize, &'b [u8])>, ParseError> {
         let line_start = self.pos;
         let w = self.window(
             line_start,
@@ -372,11 +395,20 @@ impl<'b> Scanner<'b, '_> {
             _ => return Err(ParseError::InvalidHeaderValue),
         }
         self.pos = value_end + 2;
+        self.line_start = line_start;
+        // Most values are `: value`: one SP, no trailing OWS; the loops for the rest.
+        let (value_at, value) = match &buf[name_end + 1..value_end] {
+            [b' ', rest @ ..] if !matches!(rest, [b' ' | b'\t', ..] | [.., b' ' | b'\t']) => {
+                (name_end + 2, rest)
+            }
+            value => {
+                let trimmed = crate::scan::trim_ows(value);
+                (trimmed.as_ptr() as usize - buf.as_ptr() as usize, trimmed)
+            }
+        };
+        self.value_at = value_at;
         // The name becomes a `&str` once the whole head is known (see `name_fields`).
-        Ok(Some(Header {
-            name: "",
-            value: &buf[name_end + 1..value_end],
-        }))
+        Ok(Some((name_end, value)))
     }
 }
 
@@ -482,6 +514,11 @@ mod tests {
         text_non_utf8_value_inside_the_span: &[
             &b"GET /t?q HTTP/1.1\r\nX: \xff\xfe"[..], &[b'x'; 80], b"\r\nHost: h\r\nY: 1\r\n\r\n",
         ].concat() => vec!["X", "Host", "Y"], Some("h");
+        text_ows_around_values: b"GET /t?q HTTP/1.1\r\nHost: \t h \t\r\nX:\r\nY: \t \r\nZ:z\t\r\n\r\n"
+            => vec!["Host", "X", "Y", "Z"], Some("h");
+        text_ows_around_a_long_host_last: &[
+            &b"GET /t?q HTTP/1.1\r\nA:\t"[..], &[b'x'; 80], b" \r\nHost:\t\t", &[b'h'; 20], b"  \r\n\r\n",
+        ].concat() => vec!["A", "Host"], Some("hhhhhhhhhhhhhhhhhhhh");
         text_non_utf8_last_value: &[
             &b"GET /t?q HTTP/1.1\r\nHost: h\r\nX: \xff"[..], &[b'x'; 80], b"\r\n\r\n",
         ].concat() => vec!["Host", "X"], Some("h");

@@ -25,7 +25,24 @@ pub(crate) struct Form<'b> {
 /// `query_at` is the index of the target's first `?`, or its length: the scanner finds it in
 /// the same class scan that checks the target's bytes (see `skip_path`), which saves a second
 /// pass over the origin-form's path.
+///
+/// The origin-form, nearly every request, is split inline; the other forms out of line.
+#[inline(always)]
 pub(crate) fn split(method: Method, target: &str, query_at: usize) -> Result<Form<'_>, ParseError> {
+    if target.as_bytes().first() == Some(&b'/') && method != Method::Connect {
+        let (path, query) = split_at_query(target, query_at);
+        return Ok(Form {
+            path,
+            query,
+            authority: None,
+        });
+    }
+    split_other(method, target, query_at)
+}
+
+/// [`split`] for every target but a non-CONNECT origin-form.
+#[inline(never)]
+fn split_other(method: Method, target: &str, query_at: usize) -> Result<Form<'_>, ParseError> {
     if method == Method::Connect {
         // authority-form = uri-host ":" port, the port required.
         let b = target.as_bytes();
@@ -70,6 +87,7 @@ fn split_query(s: &str) -> (&str, Option<&str>) {
 }
 
 /// Splits at `q`, the index of the first `?` or the length.
+#[inline(always)]
 fn split_at_query(s: &str, q: usize) -> (&str, Option<&str>) {
     match s.get(q + 1..) {
         Some(query) => (&s[..q], Some(query)),
@@ -115,6 +133,35 @@ mod tests {
                 assert_eq!(split_at_query($target, q), ($path, $query));
             }
         )*};
+    }
+
+    /// Each form with the methods that may and may not use it, through the inline
+    /// origin-form path and `split_other` alike.
+    macro_rules! form {
+        ($($name:ident: $method:ident $target:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let target: &str = $target;
+                let q = target.find('?').unwrap_or(target.len());
+                let got = split(Method::$method, target, q).map(|f| (f.path, f.query, f.authority));
+                assert_eq!(got, $want);
+            }
+        )*};
+    }
+
+    form! {
+        form_origin: Get "/a?b" => Ok(("/a", Some("b"), None));
+        form_origin_no_query: Post "/" => Ok(("/", None, None));
+        form_origin_with_connect: Connect "/a:80" => Err(ParseError::TargetFormMismatch);
+        form_asterisk_options: Options "*" => Ok(("*", None, None));
+        form_asterisk_get: Get "*" => Err(ParseError::TargetFormMismatch);
+        form_authority_connect: Connect "a.b:443" => Ok(("", None, Some("a.b:443")));
+        form_authority_connect_no_port: Connect "a.b" => Err(ParseError::TargetFormMismatch);
+        form_authority_get: Get "a.b:443" => Err(ParseError::TargetFormMismatch);
+        form_absolute: Get "http://a.b:8080/p?q" => Ok(("/p", Some("q"), Some("a.b:8080")));
+        form_absolute_no_path: Head "HTTPS://a" => Ok(("/", None, Some("a")));
+        form_absolute_userinfo: Get "http://u@a/" => Err(ParseError::InvalidTarget);
+        form_absolute_other_scheme: Get "ftp://a/" => Err(ParseError::TargetFormMismatch);
     }
 
     query! {
