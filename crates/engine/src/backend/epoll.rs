@@ -1,7 +1,7 @@
 //! The epoll backend: one worker's event loop over its listeners, its connections, its timer
 //! wheel and its wake-up eventfd.
 //!
-//! Every socket is registered once, edge-triggered, for `EPOLLIN | EPOLLOUT | EPOLLRDHUP`, and
+//! Every connection is registered once, edge-triggered, for `EPOLLIN | EPOLLOUT | EPOLLRDHUP`, and
 //! never modified: an `EPOLLOUT` edge only comes after a send found the socket buffer full
 //! (`sk_stream_write_space` wakes only with `SOCK_NOSPACE` set), so keeping it registered
 //! costs nothing on the fast path and saves two `epoll_ctl` calls per partial send.
@@ -33,6 +33,10 @@ const WAKE: u64 = u64::MAX;
 const LISTENER_BASE: u64 = u64::MAX - 1;
 /// How long a listener rests after EMFILE/ENFILE before accepting again.
 const EMFILE_PAUSE_MS: u64 = 100;
+/// A listener's events: level-triggered, so that the worker may accept one connection per
+/// report and let the next `epoll_wait`, which the loop makes anyway, say whether more are
+/// queued (see [`Worker::on_listener`]).
+const LISTEN: EventFlags = EventFlags::IN;
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 512;
 /// Operations per `io_uring_enter` of a batch (larger batches take several).
@@ -148,6 +152,9 @@ struct Worker {
     paused_until: Option<u64>,
     /// Stopped accepting at `max_conns`; accept again when a connection closes.
     full: bool,
+    /// Loop turns so far, and the turn in which each listener was last reported ready.
+    turn: u64,
+    listener_turns: Vec<u64>,
     drain_deadline: Option<u64>,
     epoch: Instant,
     /// `None` where io_uring is unavailable: every connection then goes through [`pump`].
@@ -182,6 +189,7 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         .unwrap_or_else(Instant::now);
     let now = now_ms(epoch);
     let tick = crate::config::Timeouts::TICK.as_millis() as u64;
+    let setup_listeners = setup.listeners.len();
     let mut w = Worker {
         epoll,
         setup,
@@ -196,6 +204,8 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         due: Vec::new(),
         paused_until: None,
         full: false,
+        turn: 0,
+        listener_turns: vec![0; setup_listeners],
         drain_deadline: None,
         batch: Batch::new(BATCH_ENTRIES).ok(),
         ready: Vec::new(),
@@ -209,12 +219,7 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
 fn prepare(setup: &WorkerSetup) -> std::io::Result<OwnedFd> {
     let ep = epoll::create(CreateFlags::CLOEXEC)?;
     for (i, l) in setup.listeners.iter().enumerate() {
-        epoll::add(
-            &ep,
-            l,
-            EventData::new_u64(LISTENER_BASE - i as u64),
-            EventFlags::IN | EventFlags::ET,
-        )?;
+        epoll::add(&ep, l, EventData::new_u64(LISTENER_BASE - i as u64), LISTEN)?;
     }
     epoll::add(
         &ep,
@@ -259,6 +264,7 @@ impl Worker {
                 }
             }
             now = now_ms(self.epoch);
+            self.turn += 1;
             // The responses of this wake-up carry the Date read here: one clock read per
             // wake-up instead of one per response (a pipelined batch has 16 of them).
             twelve_http::refresh_date();
@@ -267,7 +273,7 @@ impl Worker {
                 if token == WAKE {
                     self.on_wake(now);
                 } else if token > LISTENER_BASE - self.setup.listeners.len() as u64 {
-                    self.accept((LISTENER_BASE - token) as usize, now);
+                    self.on_listener((LISTENER_BASE - token) as usize, now);
                 } else if flags.contains(EventFlags::ERR) {
                     self.on_error(token);
                 } else {
@@ -279,13 +285,14 @@ impl Worker {
             }
             self.drive_ready(now);
             self.expire_timers(now);
+            // Resumed listeners report what is queued at the next wait (level-triggered).
             if self.paused_until.is_some_and(|t| now >= t) {
                 self.paused_until = None;
-                self.accept_all(now);
+                self.listen(true);
             }
             if self.full && self.slab.len < self.setup.max_conns {
                 self.full = false;
-                self.accept_all(now);
+                self.listen(true);
             }
         }
     }
@@ -510,14 +517,36 @@ impl Worker {
         }
     }
 
+    /// Takes everything queued on every listener (the drain, before the listeners close).
     fn accept_all(&mut self, now: u64) {
         for i in 0..self.setup.listeners.len() {
-            self.accept(i, now);
+            self.accept(i, now, true);
         }
     }
 
-    /// `accept4` until EAGAIN (the listener is edge-triggered), `max_conns`, or EMFILE.
-    fn accept(&mut self, i: usize, now: u64) {
+    /// Listener `i` was reported ready: accept one connection, or, when it was ready in the
+    /// previous turn too (a backlog is building), everything queued.
+    ///
+    /// The listener is level-triggered, so while connections stay queued every `epoll_wait`
+    /// reports it again: one `accept4` per report needs no further `accept4` to find the
+    /// queue empty (EAGAIN), which an edge-triggered listener must make after every wake-up.
+    /// Connections that come one at a time (HttpArena's limited-conn, or any client that is
+    /// not flooding) so cost one syscall less each. But one per report alone would cost a
+    /// loop turn (an `epoll_wait` and a smaller batch) per queued connection when many
+    /// queue up at once, as they do behind a CPU cap; a listener reported in two turns in a
+    /// row is drained until EAGAIN instead.
+    fn on_listener(&mut self, i: usize, now: u64) {
+        let Some(last) = self.listener_turns.get_mut(i) else {
+            return;
+        };
+        let backlog = *last + 1 == self.turn;
+        *last = self.turn;
+        self.accept(i, now, backlog);
+    }
+
+    /// `accept4` one connection (`all`: until EAGAIN), unless paused, or full at
+    /// `max_conns`, or out of descriptors (EMFILE), which pause the listeners.
+    fn accept(&mut self, i: usize, now: u64, all: bool) {
         if self.paused_until.is_some() || self.full {
             return;
         }
@@ -526,6 +555,7 @@ impl Worker {
                 // Leave the rest in the accept queue; resumed when a connection closes.
                 self.full = true;
                 self.metrics().max_conns_pauses.inc();
+                self.listen(false);
                 return;
             }
             let Some(listener) = self.setup.listeners.get(i) else {
@@ -539,16 +569,31 @@ impl Worker {
                 Err(Errno::INTR | Errno::CONNABORTED) => continue,
                 Err(Errno::AGAIN) => return,
                 Err(Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM) => {
-                    // Out of descriptors: the queued connection stays queued and, with an
-                    // edge-triggered listener, causes no further wake-ups; try again later
-                    // instead of spinning on the error.
+                    // Out of descriptors: the queued connection stays queued; rest instead of
+                    // spinning on the error (the level-triggered listener would report it at
+                    // every wait).
                     self.paused_until = Some(now + EMFILE_PAUSE_MS);
                     self.metrics().emfile_pauses.inc();
+                    self.listen(false);
                     return;
                 }
                 Err(_) => return,
             };
             self.add_conn(fd, now);
+            if !all {
+                return;
+            }
+        }
+    }
+
+    /// Stops (`false`) or resumes (`true`) the listeners' reports: a paused level-triggered
+    /// listener with connections queued would otherwise end every wait at once.
+    fn listen(&mut self, on: bool) {
+        let flags = if on { LISTEN } else { EventFlags::empty() };
+        for (i, l) in self.setup.listeners.iter().enumerate() {
+            let data = EventData::new_u64(LISTENER_BASE - i as u64);
+            // Only EBADF/EINVAL/ENOENT could fail here, none of which a listener can cause.
+            let _ = epoll::modify(&self.epoll, l, data, flags);
         }
     }
 
