@@ -456,6 +456,28 @@ fn e47k_reset_mid_response() {
     srv.finish();
 }
 
+/// 47k: HttpArena's limited-conn client: ten keep-alive requests, each answered, then a RST.
+/// The server counts exactly one reset per connection and releases every fd (the epoll
+/// backend closes on `EPOLLERR` without reading the error).
+#[test]
+fn e47k_reset_after_answered_requests_counts_one_reset() {
+    let srv = TestServer::start();
+    let before = srv.metrics().resets;
+    for _ in 0..3 {
+        let mut c = srv.connect();
+        for _ in 0..10 {
+            c.send(GET_JSON);
+            assert_eq!(c.response().status, 200);
+        }
+        reset(c.stream);
+    }
+    srv.wait_for("three resets", |m| {
+        m.resets >= before + 3 && m.open_conns == 0
+    });
+    assert_eq!(srv.metrics().resets, before + 3);
+    srv.finish();
+}
+
 /// 47k: a RST right after a complete request, before its response is read.
 #[test]
 fn e47k_reset_after_complete_request() {

@@ -143,6 +143,27 @@ fn cancel_fd_ends_every_operation_on_the_socket() {
 }
 
 #[test]
+fn close_through_the_ring_closes_the_socket_and_leaves_nothing_in_flight() {
+    let Some(mut r) = ring() else { return };
+    let (mut a, b) = tcp_pair();
+    r.close(OwnedFd::from(b));
+    assert_eq!(r.inflight(), 0, "a close holds no slot");
+    let mut out = Vec::new();
+    // One wait with nothing else in flight: it must time out rather than end with a
+    // completion of the close.
+    r.submit_and_wait(Some(Duration::from_millis(20))).unwrap();
+    r.reap(&mut out);
+    assert!(out.is_empty(), "a close posts no completion: {out:?}");
+    a.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(
+        a.read(&mut buf).unwrap(),
+        0,
+        "the peer sees the close as EOF"
+    );
+}
+
+#[test]
 fn dropping_a_ring_with_operations_in_flight_is_safe() {
     let Some(mut r) = ring() else { return };
     let (_a, b) = tcp_pair();

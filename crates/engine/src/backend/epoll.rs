@@ -149,6 +149,8 @@ impl Worker {
                     self.on_wake(now);
                 } else if token > LISTENER_BASE - self.setup.listeners.len() as u64 {
                     self.accept((LISTENER_BASE - token) as usize, now);
+                } else if flags.contains(EventFlags::ERR) {
+                    self.on_error(token);
                 } else {
                     let readable = flags.intersects(
                         EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR,
@@ -305,6 +307,23 @@ impl Worker {
     fn sync_timer(&mut self, token: u64) {
         let t = self.setup.ctx.timeouts;
         self.timers.sync(&mut self.slab, token, &t);
+    }
+
+    /// The socket reported `EPOLLERR`: the connection is dead, so close it at once and count
+    /// a reset, without the `recv` that would only fetch the error.
+    ///
+    /// TCP sets the error that `tcp_poll` reports as `EPOLLERR` only when the connection is
+    /// over: a reset (`tcp_reset`), a retransmission or keep-alive timeout (`tcp_write_err`),
+    /// or an ICMP error with `IP_RECVERR`, which no connection here enables; nor does one use
+    /// `MSG_ZEROCOPY` or timestamps, the other source of `EPOLLERR` (the error queue). Nothing
+    /// received before the error can be answered any more: every send now fails. A client
+    /// that ends each connection with a RST (HttpArena's limited-conn client does, `SO_LINGER`
+    /// 0) so costs the worker no syscall but the `close` (bench/runs/2026-11-23-conn-cost).
+    fn on_error(&mut self, token: u64) {
+        if self.slab.get(token).is_some() {
+            self.metrics().resets.inc();
+            self.close(token);
+        }
     }
 
     fn close(&mut self, token: u64) {

@@ -15,8 +15,9 @@
 //! received meanwhile wait in the connection's `stash` (allocated only then). A stash past
 //! [`STASH_LIMIT`] cancels the receive, so a client that pipelines without reading meets the
 //! kernel's socket buffer (backpressure) instead of our memory. A connection is closed by
-//! cancelling its operations and dropping the descriptor once the last completion arrived: a
-//! descriptor is never closed while the kernel may still act on its number.
+//! cancelling its operations and closing the descriptor through the ring (with the turn's
+//! submission, no `close(2)` of its own) once the last completion arrived: a descriptor is
+//! never closed while the kernel may still act on its number.
 //!
 //! Static file bodies still use `sendfile(2)` (nonblocking) with a one-shot `POLLOUT` poll
 //! through the ring when the socket is full.
@@ -429,8 +430,9 @@ impl Worker {
 
     fn finish_close(&mut self, token: u64) {
         if let Some(live) = self.slab.remove(token) {
-            // Dropping the fd closes it; nothing in the ring refers to it any more.
-            drop(live);
+            // Nothing in the ring refers to the fd any more: close it with the next
+            // submission rather than with a close(2) of its own.
+            self.ring.close(live.fd);
             self.setup.count_close(self.slab.len());
         }
         if self.gate.room(self.slab.len(), self.setup.max_conns) {
