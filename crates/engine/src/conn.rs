@@ -10,7 +10,7 @@
 //! (`Linger`: read and discard until EOF or the linger timeout, RFC 9112 §9.6), then closes.
 
 use crate::config::Timeouts;
-use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
+use crate::metrics::{BatchCounts, ServerMetrics, TimeoutKind, WorkerMetrics};
 use crate::pool::Pool;
 use crate::response::{FileBody, Response, Scratch, may_continue};
 use crate::router::Router;
@@ -335,6 +335,8 @@ impl Conn {
     fn answer_few(&mut self, mut pos: usize, now_ms: u64, ctx: &mut Ctx) -> (usize, Parsed) {
         let read = std::mem::take(&mut self.read);
         let mut headers = [Header::EMPTY; FEW_HEADERS];
+        let metrics = Arc::clone(&ctx.all_metrics);
+        let mut counts = BatchCounts::new(metrics.worker(ctx.me));
         let parsed = loop {
             if !self.may_answer(pos, read.len(), ctx) {
                 break Parsed::Wait;
@@ -342,7 +344,7 @@ impl Conn {
             if self.write.capacity() == 0 {
                 self.write = ctx.pool.take();
             }
-            match self.parse_answer(&read[pos..], &mut headers, now_ms, ctx) {
+            match self.parse_answer(&read[pos..], &mut headers, now_ms, ctx, &mut counts) {
                 Parsed::Answered(used) => {
                     pos += used;
                     self.answered(now_ms);
@@ -360,7 +362,10 @@ impl Conn {
     fn step_many(&mut self, pos: usize, now_ms: u64, ctx: &mut Ctx) -> Step {
         let read = std::mem::take(&mut self.read);
         let mut headers = [Header::EMPTY; MAX_HEADERS];
-        let parsed = self.parse_answer(&read[pos..], &mut headers, now_ms, ctx);
+        let metrics = Arc::clone(&ctx.all_metrics);
+        let mut counts = BatchCounts::new(metrics.worker(ctx.me));
+        let parsed = self.parse_answer(&read[pos..], &mut headers, now_ms, ctx, &mut counts);
+        drop(counts);
         self.read = read;
         match parsed {
             Parsed::Answered(used) => Step::Answered(used),
@@ -385,6 +390,7 @@ impl Conn {
         headers: &mut [Header<'b>],
         now_ms: u64,
         ctx: &mut Ctx,
+        counts: &mut BatchCounts<'_>,
     ) -> Parsed {
         let limits = ctx.limits;
         let room = headers.len();
@@ -401,7 +407,7 @@ impl Conn {
             Ok(Status::Partial) => Parsed::Wait,
             Ok(Status::Complete(req)) => match req.framing {
                 BodyFraming::None => {
-                    dispatch(&req, b"", &mut self.write, &mut self.file, ctx)
+                    dispatch(&req, b"", &mut self.write, &mut self.file, ctx, counts)
                         .apply(&mut self.closing, &mut self.linger);
                     Parsed::Answered(req.head_len)
                 }
@@ -412,7 +418,7 @@ impl Conn {
                         .saturating_add(usize::try_from(n).unwrap_or(usize::MAX));
                     if buf.len() >= end {
                         let body = &buf[req.head_len..end];
-                        dispatch(&req, body, &mut self.write, &mut self.file, ctx)
+                        dispatch(&req, body, &mut self.write, &mut self.file, ctx, counts)
                             .apply(&mut self.closing, &mut self.linger);
                         return Parsed::Answered(end);
                     }
@@ -495,8 +501,17 @@ impl Conn {
             // The same bytes parsed a moment ago; a failure here is a codec bug.
             return self.reject(ParseError::InvalidRequestLine, ctx);
         };
-        dispatch(&req, &state.body, &mut self.write, &mut self.file, ctx)
-            .apply(&mut self.closing, &mut self.linger);
+        let metrics = Arc::clone(&ctx.all_metrics);
+        let mut counts = BatchCounts::new(metrics.worker(ctx.me));
+        dispatch(
+            &req,
+            &state.body,
+            &mut self.write,
+            &mut self.file,
+            ctx,
+            &mut counts,
+        )
+        .apply(&mut self.closing, &mut self.linger);
         Step::Answered(head_len)
     }
 
@@ -719,9 +734,9 @@ fn dispatch(
     write: &mut Vec<u8>,
     file: &mut Option<FileBody>,
     ctx: &mut Ctx,
+    counts: &mut BatchCounts<'_>,
 ) -> Closing {
-    let metrics = ctx.all_metrics.worker(ctx.me);
-    metrics.requests.inc();
+    counts.request();
     let mut res = Response::new(write, &mut ctx.scratch, file, req, ctx.draining);
     // A panicking handler costs its request (500, then close), not the worker and every
     // connection it holds. Free when nothing panics; moot under `panic = "abort"`.
@@ -740,7 +755,7 @@ fn dispatch(
     }
     let status = res.status().unwrap_or(500);
     let close = res.will_close();
-    metrics.response(status);
+    counts.response(status);
     match (close, req.keep_alive) {
         (false, _) => Closing::No,
         (true, false) => Closing::Asked,
