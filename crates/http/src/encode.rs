@@ -120,7 +120,7 @@ pub fn encode_head(out: &mut Vec<u8>, head: &ResponseHead<'_>) {
 /// the digits and line end of the latest (length, `Connection`), so a response like the one
 /// before it is one copy, instead of the status line, the `Server` + `Date` block and the
 /// field names piece by piece, each with its own capacity check. Heads with extra fields, no
-/// Content-Type or no Content-Length (1xx, 204, 304), or a prefix longer than [`PREFIX_MAX`]
+/// Content-Type or no Content-Length (1xx, 204, 304), or a prefix longer than 160 bytes
 /// go through [`encode_head`]. The bytes are [`encode_head`]'s, Date included: the prefix is
 /// rebuilt when the second changes.
 #[derive(Debug)]
