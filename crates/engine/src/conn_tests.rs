@@ -500,6 +500,19 @@ fn many_headers_take_the_second_parse() {
     );
 }
 
+/// The header array of the first parse serves a whole read: a request that needs the second
+/// parse in the middle of a batch must not disturb the ones around it.
+#[test]
+fn many_headers_between_few_in_one_read() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let few = with_headers(3);
+    let batch = format!("{few}{}{few}{}{few}", with_headers(60), with_headers(25));
+    assert_eq!(
+        statuses(&feed(&mut c, &mut x, batch.as_bytes(), 0)),
+        [200, 200, 200, 200, 200]
+    );
+}
+
 #[test]
 fn more_headers_than_the_limit_get_431() {
     let (mut c, mut x) = (Conn::new(0), ctx());

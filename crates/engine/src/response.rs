@@ -177,17 +177,22 @@ impl<'a> Response<'a> {
     fn head(&mut self, status: u16, content_type: Option<&str>, len: u64, extra: &[(&str, &[u8])]) {
         // 304 carries no Content-Length of its own (RFC 9110 §15.4.5 lets it describe the
         // selected representation; omitting it is always correct and simpler for caches).
-        let content_length = (status != 304).then_some(len);
-        self.scratch.heads.encode_head(
-            self.out,
-            &ResponseHead {
-                status,
-                content_type,
-                content_length,
-                connection: self.connection,
-                extra_headers: extra,
-            },
-        );
+        let heads = &mut self.scratch.heads;
+        match (content_type, status != 304, extra) {
+            (Some(content_type), true, []) => {
+                heads.encode_fields(self.out, status, content_type, len, self.connection);
+            }
+            _ => heads.encode_head(
+                self.out,
+                &ResponseHead {
+                    status,
+                    content_type,
+                    content_length: (status != 304).then_some(len),
+                    connection: self.connection,
+                    extra_headers: extra,
+                },
+            ),
+        }
     }
 }
 
