@@ -325,8 +325,10 @@ fn put<const N: usize>(tail: &mut [u8; TAIL_MAX], at: usize, bytes: &[u8; N]) ->
 
 /// `a == b`, without a `memcmp` call for 4 to 32 bytes: two overlapping loads from each
 /// side cover them. A Content-Type is 10 to 31 bytes; `memcmp` and the slice comparison around
-/// it cost 74 instructions a response in the engine harness.
-fn same_short(a: &[u8], b: &[u8]) -> bool {
+/// it cost 74 instructions a response in the engine harness (the engine's router compares
+/// paths with it too).
+#[inline]
+pub fn same_short(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;

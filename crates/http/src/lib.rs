@@ -50,7 +50,7 @@ pub use chunked::{ChunkedDecoder, Decoded};
 pub use date::{DATE_LEN, format_imf_fixdate, parse_http_date, refresh_date};
 pub use encode::{
     Connection, HeadCache, ResponseHead, encode_continue, encode_error, encode_head,
-    encode_response, reason_phrase,
+    encode_response, reason_phrase, same_short,
 };
 pub use error::{ParseError, Status};
 pub use limits::Limits;
