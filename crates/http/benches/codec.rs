@@ -17,7 +17,7 @@ Accept-Language: en-US,en;q=0.5\r\n\
 Connection: keep-alive\r\n\r\n";
 
 /// The request bench/callgrind.sh has `twelve bench` send 16 deep (TechEmpower's plaintext
-/// path with the Host and Accept of ../shared/bench/run.sh): the parse share of its
+/// path with the Host and Accept of bench/common.sh's TFB_HDRS): the parse share of its
 /// instructions per request is issue 14's target. Timings here are noisy on a shared VM; the
 /// callgrind count is the figure that decides.
 const PIPELINED_REQUEST: &[u8] = b"GET /plaintext HTTP/1.1\r\n\
