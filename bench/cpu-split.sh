@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/cpu-split.sh - where a capped server's CPU goes on the pipelined plaintext test
-# (or, with TEST=json, on keep-alive json), for twelve serve and may_minihttp in the same run:
+# (or, with TEST=json, on keep-alive json), for twelve serve and a peer (PEER=may, may_minihttp
+# on 8083, or PEER=libreactor on 8086) in the same run:
 # each capped at 50% of CPU 0 (one worker), wrk -t1 -c256 on CPU 1 (plaintext: 16 requests per
 # write), TechEmpower's header set (as ../shared/bench/run.sh sends it), rounds interleaved. During each run perf samples CPU 0
 # (cpu-clock) and the samples of the server's own threads are split into user space and kernel;
@@ -9,20 +10,22 @@
 # user-space time were zero and its kernel time unchanged.
 #
 # Usage: bench/cpu-split.sh [OUTDIR]   (default bench/runs/<date>-<TEST>-split)
-# Env:   TEST=plaintext|json  SHARED=../shared  ROUNDS=3  DURATION=10 (seconds)  PORT=8090
+# Env:   TEST=plaintext|json  PEER=may|libreactor  SHARED=../shared  ROUNDS=3  DURATION=10 (seconds)  PORT=8090
 # Needs root (cgroup CPU cap), Debian's wrk and linux-perf, and cargo. Stops what it starts by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}/bench
 TEST=${TEST:-plaintext}
+PEER=${PEER:-may}
+case $PEER in may) PEER_PORT=8083 ;; libreactor) PEER_PORT=8086 ;; *) echo "PEER must be may or libreactor" >&2; exit 2 ;; esac
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-$TEST-split}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; PORT=${PORT:-8090}
 mkdir -p "$OUT/raw"
 . "$ROOT/bench/common.sh"
 PERF_DATA=$(mktemp)
 trap 'rm -f "$PERF_DATA"; stop_servers' EXIT
-start_servers /plaintext may
-"$SHARED/cpu-quota.sh" 50 "$PORT" 8083 > "$OUT/raw/quota.log"
+start_servers /plaintext "$PEER"
+"$SHARED/cpu-quota.sh" 50 "$PORT" "$PEER_PORT" > "$OUT/raw/quota.log"
 
 pids_on_port() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
 tids_of() { for p in "$@"; do ls "/proc/$p/task"; done | tr '\n' ' '; }  # perf samples name threads
@@ -50,7 +53,7 @@ HZ=$(getconf CLK_TCK)
 printf 'server\tround\trps\tsrv_cpu_s\tus_per_req\tuser_share\tuser_us\tkernel_us\tkernel_bound_rps\n' \
   > "$OUT/split.tsv"
 for ((r = 1; r <= ROUNDS; r++)); do
-  for t in "twelve=$PORT" "may=8083"; do
+  for t in "twelve=$PORT" "$PEER=$PEER_PORT"; do
     name=${t%%=*}; port=${t##*=}
     pids=$(pids_on_port "$port")
     tids=$(tids_of $pids)
@@ -85,5 +88,5 @@ for ((r = 1; r <= ROUNDS; r++)); do
           n, r, rps, cpu, us, share, user, kern, 0.5 / kern * 1e6 }' >> "$OUT/split.tsv"
   done
 done
-"$SHARED/cpu-quota.sh" off "$PORT" 8083 >> "$OUT/raw/quota.log"
+"$SHARED/cpu-quota.sh" off "$PORT" "$PEER_PORT" >> "$OUT/raw/quota.log"
 column -t "$OUT/split.tsv"
