@@ -211,13 +211,18 @@ fn setup(data: &[u8]) -> Option<(Limits, usize, &[u8])> {
 /// parses the same from exactly its own bytes; any prefix of a complete or partial head is
 /// `Partial`; a prefix of a rejected input is `Partial` or the same error (decisions are taken
 /// at the first offending byte); the transcript of pipelined requests is the same whether the
-/// bytes arrive at once or in two reads; and whatever we accept, httparse accepts alike.
+/// bytes arrive at once or in two reads; the fast path for common heads answers as the strict
+/// scanner alone does; and whatever we accept, httparse accepts alike.
 pub fn parse_request_target(data: &[u8]) {
     let Some((limits, split, input)) = setup(data) else {
         return;
     };
     let mut headers = [Header::EMPTY; 32];
     let full = parse_request(input, &mut headers, &limits);
+    // The fast path for common heads (crate::fast) never changes an answer.
+    let mut scanner_headers = [Header::EMPTY; 32];
+    let scanner = crate::parse::parse_request_scanner(input, &mut scanner_headers, &limits);
+    assert_eq!(full, scanner);
     let mut prefix_headers = [Header::EMPTY; 32];
     let prefix = parse_request(&input[..split], &mut prefix_headers, &limits);
     match &full {

@@ -37,6 +37,7 @@ pub mod client;
 mod date;
 mod encode;
 mod error;
+mod fast;
 mod fields;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

@@ -12,6 +12,7 @@
 //! lines before the request-line (§2.2 SHOULD ignore at least one).
 
 use crate::error::{ParseError, Status};
+use crate::fast;
 use crate::fields;
 use crate::limits::Limits;
 use crate::request::{Header, Method, Request, Version};
@@ -30,6 +31,54 @@ pub fn parse_request<'h, 'b>(
     headers: &'h mut [Header<'b>],
     limits: &Limits,
 ) -> Result<Status<Request<'h, 'b>>, ParseError> {
+    // The common head first (crate::fast): it answers only for a head it accepts whole, and
+    // then with what the scanner below would find; anything else is the scanner's, which
+    // decides every error, limit and `Partial`.
+    let head = match fast::scan(buf, headers, limits) {
+        Some(head) => head,
+        None => match scan(buf, headers, limits)? {
+            Some(head) => head,
+            None => return Ok(Status::Partial),
+        },
+    };
+    finish(buf, headers, head, limits)
+}
+
+/// [`parse_request`] without the fast path: the strict scanner alone, which the tests and the
+/// `parse_request` fuzz target hold the fast path to.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn parse_request_scanner<'h, 'b>(
+    buf: &'b [u8],
+    headers: &'h mut [Header<'b>],
+    limits: &Limits,
+) -> Result<Status<Request<'h, 'b>>, ParseError> {
+    match scan(buf, headers, limits)? {
+        Some(head) => finish(buf, headers, head, limits),
+        None => Ok(Status::Partial),
+    }
+}
+
+/// A head whose lines were all scanned: the request-line, how many field lines went into the
+/// header array (values set, names not yet), and the framing fields read on the way.
+pub(crate) struct Head<'b> {
+    pub(crate) line: Line<'b>,
+    /// Where the first field line starts.
+    pub(crate) fields_start: usize,
+    pub(crate) count: usize,
+    pub(crate) fields: fields::Reader<'b>,
+    /// The head's length, its final CRLF included.
+    pub(crate) len: usize,
+    /// Every field line is `name ": " value CRLF` (the fast path's heads): each name ends two
+    /// bytes before its value, and each line right after it.
+    pub(crate) plain: bool,
+}
+
+/// The strict scan of every line, deciding every error and `Partial` (`None`).
+fn scan<'b>(
+    buf: &'b [u8],
+    headers: &mut [Header<'b>],
+    limits: &Limits,
+) -> Result<Option<Head<'b>>, ParseError> {
     let mut s = Scanner {
         buf,
         pos: 0,
@@ -39,7 +88,7 @@ pub fn parse_request<'h, 'b>(
         value_at: 0,
     };
     let Some(line) = s.request_line()? else {
-        return Ok(Status::Partial);
+        return Ok(None);
     };
     let fields_start = s.pos;
     let mut count = 0;
@@ -54,16 +103,43 @@ pub fn parse_request<'h, 'b>(
         count += 1;
     }
     if !s.done {
-        return Ok(Status::Partial);
+        return Ok(None);
     }
+    Ok(Some(Head {
+        line,
+        fields_start,
+        count,
+        fields,
+        len: s.pos,
+        plain: false,
+    }))
+}
+
+/// Builds the request from a scanned head: the `&str` parts, the target's form, and the
+/// checks that need the whole head.
+#[inline(always)]
+fn finish<'h, 'b>(
+    buf: &'b [u8],
+    headers: &'h mut [Header<'b>],
+    head: Head<'b>,
+    limits: &Limits,
+) -> Result<Status<Request<'h, 'b>>, ParseError> {
+    let Head {
+        line,
+        fields_start,
+        count,
+        fields,
+        len,
+        plain,
+    } = head;
     // Everything that becomes a `&str` (the target, the names, usually Host's value) lies
     // before the last field's value.
     let text_end = match headers[..count].last() {
         Some(last) => last.value.as_ptr() as usize - buf.as_ptr() as usize,
         None => line.target.as_ptr() as usize - buf.as_ptr() as usize + line.target.len(),
     };
-    let text = Text::new(buf, text_end.max(Text::SIMD_MIN).min(s.pos));
-    text.name_fields(fields_start, &mut headers[..count])?;
+    let text = Text::new(buf, text_end.max(Text::SIMD_MIN).min(len));
+    text.name_fields(fields_start, &mut headers[..count], plain)?;
     let target = text.of(line.target).ok_or(ParseError::InvalidTarget)?;
     let headers: &'h [Header<'b>] = headers;
     let headers = &headers[..count];
@@ -84,7 +160,7 @@ pub fn parse_request<'h, 'b>(
         framing: f.framing,
         keep_alive: f.keep_alive,
         expect_continue: f.expect_continue,
-        head_len: s.pos,
+        head_len: len,
     }))
 }
 
@@ -138,13 +214,27 @@ impl<'b> Text<'b> {
     /// to the colon before its value (back over the OWS after the colon: none of it is a
     /// `tchar` or `:`), and a line ends at the first CR after its value (forward over the
     /// trailing OWS). Usually one compare each; no other byte is looked at twice.
+    ///
+    /// `plain`: the head is known to hold no OWS but the one SP after each colon (see
+    /// [`Head::plain`]), so neither end is looked for.
     fn name_fields(
         &self,
         fields_start: usize,
         headers: &mut [Header<'b>],
+        plain: bool,
     ) -> Result<(), ParseError> {
         let buf = self.buf;
         let mut line_start = fields_start;
+        if plain {
+            for h in headers {
+                let value_start = self.offset(h.value);
+                h.name = self
+                    .range(line_start..value_start - 2)
+                    .ok_or(ParseError::InvalidHeaderName)?;
+                line_start = value_start + h.value.len() + 2;
+            }
+            return Ok(());
+        }
         for h in headers {
             let value_start = self.offset(h.value);
             let colon = match buf[line_start..value_start].last_chunk::<2>() {
@@ -171,12 +261,12 @@ impl<'b> Text<'b> {
 }
 
 /// The request-line's parts.
-struct Line<'b> {
-    method: Method,
-    target: &'b [u8],
+pub(crate) struct Line<'b> {
+    pub(crate) method: Method,
+    pub(crate) target: &'b [u8],
     /// The index in `target` of its first `?`, or its length.
-    query_at: usize,
-    version: Version,
+    pub(crate) query_at: usize,
+    pub(crate) version: Version,
 }
 
 /// Scans left to right and decides at the first offending byte, so the answer depends only on

@@ -233,13 +233,8 @@ pub(crate) fn is_target(b: u8) -> bool {
 /// the table.
 #[inline]
 pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
-    let ctl_max = u8x32::splat(0x1f);
-    let tab = u8x32::splat(b'\t');
-    let del = u8x32::splat(0x7f);
     while let Some(&chunk) = buf.get(i..).and_then(|rest| rest.first_chunk::<32>()) {
-        let v = u8x32::new(chunk);
-        let flags = (v.min(ctl_max).simd_eq(v) & !v.simd_eq(tab)) | v.simd_eq(del);
-        let mask = flags.to_bitmask();
+        let mask = not_value32(chunk);
         if mask != 0 {
             return i + mask.trailing_zeros() as usize;
         }
@@ -249,6 +244,35 @@ pub(crate) fn skip_value(buf: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// One bit per byte of `chunk` that is not a field-value byte (see [`skip_value`]).
+#[inline(always)]
+fn not_value32(chunk: [u8; 32]) -> u32 {
+    let v = u8x32::new(chunk);
+    let flags = (v.min(u8x32::splat(0x1f)).simd_eq(v) & !v.simd_eq(u8x32::splat(b'\t')))
+        | v.simd_eq(u8x32::splat(0x7f));
+    flags.to_bitmask()
+}
+
+/// One bit per byte of `buf[base..base + 64]` that is not a field-value byte: the CR and LF
+/// that end a line, or a byte no line may hold. Past the end of `buf` the block reads NUL,
+/// which is flagged, so a line never seems to end beyond the bytes that arrived.
+#[inline(always)]
+pub(crate) fn not_value64(buf: &[u8], base: usize) -> u64 {
+    let block = match buf.get(base..).and_then(|rest| rest.first_chunk::<64>()) {
+        Some(&block) => block,
+        None => {
+            let mut block = [0u8; 64];
+            let rest = buf.get(base..).unwrap_or_default();
+            block[..rest.len()].copy_from_slice(rest);
+            block
+        }
+    };
+    let (lo, hi) = block.split_at(32);
+    let lo = not_value32(lo.try_into().unwrap_or([0; 32]));
+    let hi = not_value32(hi.try_into().unwrap_or([0; 32]));
+    u64::from(lo) | u64::from(hi) << 32
 }
 
 /// Strips optional whitespace (`OWS = *( SP / HTAB )`, RFC 9110 §5.6.3) from both ends. Only SP
