@@ -14,6 +14,12 @@
 #           libreactorng. Skipped, loudly, while crates/engine/examples/httparena.rs does not exist.
 #   static  a 10 KiB file of random bytes, ab -k -c$AB_C and ab -c$AB_C: twelve serve --root
 #           vs nginx (one worker, sendfile on, access_log off).
+#   fixed   issue 13's server CPU per request at a fixed offered rate (HttpArena's latency-1m
+#           idea): twelve bench's open model (-R, uniform) at FIXED_SHARE (60%) of the best
+#           peer's capped peak, TFB json against libreactor and HttpArena's GET /baseline11
+#           against the three engines; the server's CPU time over the requests served, and
+#           whether the rate held within 5%. The peaks come from this run's tfb and arena
+#           sections when they ran, else from FIXED_JSON_RATE and FIXED_ARENA_RATE.
 #
 # With IO_AB=1 (the default) every section also runs twelve on the io_uring backend (`--io
 # uring`, named twelve-uring) beside twelve on epoll: issue 13's same-code A/B, in the same
@@ -24,7 +30,9 @@
 # (see ../shared/bench/README.md and ../shared/bench/arena/README.md); this script only runs them.
 #
 # Usage: bench/peers.sh [OUTDIR]        (default bench/runs/<date>-peers)
-# Env:   SHARED=../shared  SECTIONS="tfb arena static"  DURATION=10s  WARMUP=2s
+# Env:   SHARED=../shared  SECTIONS="tfb arena static" (add "fixed")  DURATION=10s  WARMUP=2s
+#        FIXED_SHARE=0.6  FIXED_JSON_RATE, FIXED_ARENA_RATE (req/s, when tfb/arena did not run)
+#        FIXED_CONNS=64
 #        ROUNDS=5 (json, baseline, limited-conn, static)  PIPE_ROUNDS=3 (plaintext, pipelined)
 #        TFB_CONNS=256  ARENA_CONNS=512  AB_C=100
 #        ARENA_CLIENT=wrk (baseline and pipelined with arena.lua) or gcannon (HttpArena's own
@@ -34,7 +42,8 @@
 #        ARENA_BIN=/tmp/peers/httparena (rust-epoll, ringzero, libreactorng, gcannon)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor
 # Writes OUTDIR/README.md (commands, versions, machine), raw/ (every client's output, logs),
-# tfb.tsv, arena.tsv, static.tsv (one row per measured run) and summary.md (the table).
+# tfb.tsv, arena.tsv, static.tsv, fixed.tsv (one row per measured run; fixed-rates.tsv the
+# offered rates) and summary.md (the tables).
 # Needs root (cgroup CPU cap), Debian's wrk, nginx, apache2-utils, curl, and cargo. Every
 # process it starts is stopped by PID on exit; every load run is bounded by `timeout`.
 set -euo pipefail
@@ -48,6 +57,7 @@ DUR_S=${DURATION%s}; WARM_S=${WARMUP%s}
 ROUNDS=${ROUNDS:-5}; PIPE_ROUNDS=${PIPE_ROUNDS:-3}
 TFB_CONNS=${TFB_CONNS:-256}; ARENA_CONNS=${ARENA_CONNS:-512}; AB_C=${AB_C:-100}
 ARENA_CLIENT=${ARENA_CLIENT:-wrk}
+FIXED_SHARE=${FIXED_SHARE:-0.6}; FIXED_CONNS=${FIXED_CONNS:-64}
 PORT=${PORT:-8090}; ARENA_PORT=${ARENA_PORT:-8094}; NGINX_PORT=${NGINX_PORT:-8088}
 IO_AB=${IO_AB:-1}; URING_PORT=${URING_PORT:-8095}; ARENA_URING_PORT=${ARENA_URING_PORT:-8096}
 ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
@@ -146,13 +156,21 @@ client() { # TEST PORT SECONDS
     # per-request records at 200k req/s, far above what one ab reaches
     static-keepalive:*) "${run[@]}" ab -q -k -c "$AB_C" -t "$3" -n $(($3 * 200000)) "$u/10k.dat" ;;
     static-close:*) "${run[@]}" ab -q -c "$AB_C" -t "$3" -n $(($3 * 200000)) "$u/10k.dat" ;;
+    # twelve bench's open model at RATE (set by the fixed section), uniform arrivals
+    json-fixed:*) "${run[@]}" "$BIN" bench "$u/json" -R "$RATE" -c "$FIXED_CONNS" -d "$d" \
+                    --warmup 0 --cpus 1 --json ;;
+    baseline-fixed:*) "${run[@]}" "$BIN" bench "$u/baseline11?a=13&b=42" -R "$RATE" \
+                        -c "$FIXED_CONNS" -d "$d" --warmup 0 --cpus 1 --json ;;
     *) die "no client for $t" ;;
   esac
 }
 # "requests rps errors" from a client's output: wrk, gcannon --json (2xx responses only, as
 # HttpArena counts) or ab. Errors are socket errors, non-2xx answers and ab's failures.
 counts() { # FILE
-  if grep -q '"version"' "$1"; then
+  if grep -q '"twelve-bench-report' "$1"; then
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(d["requests"], d["rps"], d["errors"]["total"])' "$1"
+  elif grep -q '"version"' "$1"; then
     python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); s = d["status"]
 print(s["2xx"], d["rps"], d["responses"] - s["2xx"] + sum(d["errors"].values()))' "$1"
   elif grep -q '^Requests per second' "$1"; then
@@ -329,6 +347,65 @@ EOF
   stop_extra
 fi
 
+# fixed: server CPU per request at FIXED_SHARE of the best peer's capped peak.
+# The best peer's median req/s for TEST in TSV, or nothing.
+peak() { # TSV TEST
+  [ -f "$1" ] || return 0
+  python3 - "$1" "$2" <<'PY'
+import csv, statistics as st, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1]), delimiter='\t') if r['test'] == sys.argv[2]]
+med = {}
+for r in rows:
+    med.setdefault(r['name'], []).append(float(r['rps']))
+peers = [st.median(v) for n, v in med.items() if not n.startswith('twelve')]
+if peers:
+    print(round(max(peers)))
+PY
+}
+if want fixed; then
+  json_peak=$(peak "$OUT/tfb.tsv" json); json_peak=${json_peak:-${FIXED_JSON_RATE:-}}
+  arena_peak=$(peak "$OUT/arena.tsv" baseline); arena_peak=${arena_peak:-${FIXED_ARENA_RATE:-}}
+  if [ -z "$json_peak" ] || [ -z "$arena_peak" ]; then
+    die "fixed: run the tfb and arena sections first, or set FIXED_JSON_RATE and FIXED_ARENA_RATE"
+  fi
+  tsv=$OUT/fixed.tsv
+  header "$tsv"
+  printf 'test\toffered\tpeak\n' > "$OUT/fixed-rates.tsv"
+  RATE=$(awk -v p="$json_peak" -v s="$FIXED_SHARE" 'BEGIN {printf "%d", p * s}')
+  echo "== fixed: json at $RATE req/s ($FIXED_SHARE of $json_peak), twelve vs libreactor" >&2
+  printf 'json-fixed\t%s\t%s\n' "$RATE" "$json_peak" >> "$OUT/fixed-rates.tsv"
+  start_servers /json libreactor
+  start_uring /json
+  cap "$PORT" 8086 ${URING_TARGET[@]+"$URING_PORT"}
+  measure "$tsv" json-fixed "$ROUNDS" "twelve=$PORT" ${URING_TARGET[@]+"${URING_TARGET[@]}"} libreactor=8086
+  uncap
+  stop_servers
+  stop_extra
+  RATE=$(awk -v p="$arena_peak" -v s="$FIXED_SHARE" 'BEGIN {printf "%d", p * s}')
+  echo "== fixed: GET /baseline11 at $RATE req/s ($FIXED_SHARE of $arena_peak), twelve vs HttpArena engines" >&2
+  printf 'baseline-fixed\t%s\t%s\n' "$RATE" "$arena_peak" >> "$OUT/fixed-rates.tsv"
+  (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin \
+    -p twelve-engine --example httparena)
+  taskset -c 0 "$ROOT/target/bench-bin/examples/httparena" "127.0.0.1:$ARENA_PORT" \
+    > "$OUT/raw/twelve-httparena-fixed.log" 2>&1 &
+  EXTRA_PIDS+=($!)
+  uring=()
+  if [ "$IO_AB" = 1 ]; then
+    TWELVE_IO=uring taskset -c 0 "$ROOT/target/bench-bin/examples/httparena" \
+      "127.0.0.1:$ARENA_URING_PORT" > "$OUT/raw/twelve-uring-httparena-fixed.log" 2>&1 &
+    EXTRA_PIDS+=($!)
+    uring=("twelve-uring=$ARENA_URING_PORT")
+  fi
+  BIN=$ARENA_BIN SERVER_CPU=0 "$ARENA/start.sh" >> "$OUT/raw/arena-start.log"
+  targets=("twelve=$ARENA_PORT" ${uring[@]+"${uring[@]}"} rust-epoll=8091 ringzero=8092 libreactorng=8093)
+  for t in "${targets[@]}"; do wait_for "http://127.0.0.1:${t##*=}/pipeline"; done
+  cap "$ARENA_PORT" ${uring[@]+"$ARENA_URING_PORT"} 8091 8092 8093
+  measure "$tsv" baseline-fixed "$ROUNDS" "${targets[@]}"
+  uncap
+  BIN=$ARENA_BIN "$ARENA/start.sh" stop >> "$OUT/raw/arena-start.log"
+  stop_extra
+fi
+
 python3 - "$OUT" "$SECTIONS" "$TFB_CONNS" "$ARENA_CONNS" "$ARENA_CLIENT" "$AB_C" \
   > "$OUT/summary.md" <<'PY'
 import csv, os, statistics as st, sys
@@ -342,6 +419,10 @@ what = {
     'limited-conn': f'HttpArena limited-conn, gcannon -c{ac} -r 10',
     'static-keepalive': f'10 KiB file, ab -k -c{abc}',
     'static-close': f'10 KiB file, ab -c{abc} (no keep-alive)',
+}
+fixed = {
+    'json-fixed': 'TFB json at a fixed rate, twelve bench -R',
+    'baseline-fixed': 'HttpArena GET /baseline11 at a fixed rate, twelve bench -R',
 }
 print("| test | server | runs | req/s median (min-max) | twelve ÷ server | client CPU µs/req "
       "| server CPU µs/req | errors |")
@@ -375,5 +456,32 @@ for sec in ('tfb', 'arena', 'static'):
                   f"| {sum(int(float(r['errors'])) for r in rs)} |")
 print("\nMedians over the rounds; ratios are of medians. CPU per request: the run's CPU time "
       "over the requests the client counted (the server is capped at 50% of a core).")
+fn = os.path.join(out, 'fixed.tsv')
+if 'fixed' in sections and os.path.exists(fn):
+    print("\n| test | server | runs | offered req/s | achieved ÷ offered (min) | server CPU µs/req "
+          "median (min-max) | twelve ÷ best peer (CPU/req) | errors |")
+    print("|---|---|---|---|---|---|---|---|")
+    tests = {}
+    for r in csv.DictReader(open(fn), delimiter='\t'):
+        tests.setdefault(r['test'], {}).setdefault(r['name'], []).append(r)
+    rates = {r['test']: r for r in csv.DictReader(open(os.path.join(out, 'fixed-rates.tsv')),
+                                                  delimiter='\t')}
+    for t, by in tests.items():
+        offered = float(rates[t]['offered'])
+        cpu = {n: st.median(1e6 * float(r['srv_cpu_s']) / float(r['requests']) for r in rs)
+               for n, rs in by.items()}
+        peers = {n: v for n, v in cpu.items() if not n.startswith('twelve')}
+        best = min(peers, key=peers.get) if peers else None
+        for n, rs in sorted(by.items(), key=lambda kv: cpu[kv[0]]):
+            held = min(float(r['rps']) / offered for r in rs)
+            per = [1e6 * float(r['srv_cpu_s']) / float(r['requests']) for r in rs]
+            ratio = f"**{cpu[n] / cpu[best]:.3f}** ({best})" if n.startswith('twelve') and best else ''
+            flag = '' if held >= 0.95 else ' NOT HELD'
+            print(f"| {fixed[t]} | {n} | {len(rs)} | {offered:,.0f} | {held:.3f}{flag} "
+                  f"| {cpu[n]:.2f} ({min(per):.2f}-{max(per):.2f}) | {ratio} "
+                  f"| {sum(int(float(r['errors'])) for r in rs)} |")
+    print("\nOffered rate: FIXED_SHARE of the best peer's capped peak (fixed-rates.tsv). The rate "
+          "is held when every round achieved at least 95% of it; server CPU is utime + stime of "
+          "the listening process over the run.")
 PY
 cat "$OUT/summary.md"
