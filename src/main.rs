@@ -4,6 +4,7 @@
 mod bench;
 mod compare;
 mod doctor;
+mod flame;
 mod load_args;
 mod serve;
 mod sweep;

@@ -10,6 +10,8 @@
 //! the titles. perf marks a kernel frame by its module (`[kernel.kallsyms]`); folding keeps
 //! that as a `_[k]` suffix on the frame's name, which inferno hides in the label and which
 //! [`frame_kind`] reads to pick the colour family.
+use crate::format;
+use crate::summary::Summary;
 use inferno::collapse::Collapse;
 use inferno::collapse::perf::{Folder, Options as FoldOptions};
 use inferno::differential;
@@ -169,6 +171,31 @@ pub struct Labels {
     pub subtitle: Option<String>,
 }
 
+impl Labels {
+    /// The labels of a flame graph of `summary`'s run: its figures in the title (req/s,
+    /// latency percentiles, connections, pipeline depth, URL) and, below, what was sampled.
+    pub fn of_run(summary: &Summary, sampled: &str) -> Labels {
+        let p = &summary.percentiles.corrected;
+        let i = &summary.info;
+        let url = i.urls.first().map_or("", String::as_str);
+        Labels {
+            title: format!(
+                "{} req/s, p50 {}, p99 {}, -c {}, -p {}, {url}",
+                format::metric(summary.rps),
+                format::latency_us(p.p50_us),
+                format::latency_us(p.p99_us),
+                i.connections,
+                i.pipeline,
+            ),
+            subtitle: Some(format!(
+                "{sampled}; {} requests in {:.2}s; user-space frames blue, kernel frames red",
+                summary.requests,
+                summary.elapsed.as_secs_f64()
+            )),
+        }
+    }
+}
+
 fn options<'a>(labels: &Labels, palette: Option<&'a mut PaletteMap>) -> Options<'a> {
     let mut opt = Options::default();
     opt.title = labels.title.clone();
@@ -295,6 +322,34 @@ mod tests {
         a.merge(&Folded::parse("x;y 2\nx;z 1\n").unwrap());
         assert_eq!(a.to_text(), "x;y 3\nx;z 1\n");
         assert_eq!(a.total(), 4);
+    }
+
+    #[test]
+    fn run_labels_carry_the_figures() {
+        let mut w = crate::WorkerResult {
+            requests: 250_000,
+            wall_time: std::time::Duration::from_secs(1),
+            ..Default::default()
+        };
+        w.latency.record(0, 0, 300_000);
+        let mut run = crate::RunResult {
+            elapsed: std::time::Duration::from_secs(1),
+            workers: vec![w],
+            ..Default::default()
+        };
+        run.info.connections = 64;
+        run.info.pipeline = 1;
+        run.info.urls = vec!["http://127.0.0.1:1/json".into()];
+        let labels = Labels::of_run(&Summary::new(&run, &[]), "perf -F 999");
+        assert_eq!(
+            labels.title,
+            "250.00k req/s, p50 300.03us, p99 300.03us, -c 64, -p 1, http://127.0.0.1:1/json"
+        );
+        let sub = labels.subtitle.unwrap();
+        assert!(
+            sub.starts_with("perf -F 999; 250000 requests in 1.00s"),
+            "{sub}"
+        );
     }
 
     /// A few lines of `perf script -F comm,tid,time,event,ip,sym,dso` (the fields twelve asks
