@@ -6,6 +6,7 @@ mod compare;
 mod doctor;
 mod flame;
 mod load_args;
+mod measure;
 mod serve;
 mod sweep;
 
