@@ -215,8 +215,9 @@ pub fn render(folded: &Folded, labels: &Labels, out: impl Write) -> io::Result<(
         return Err(io::Error::new(io::ErrorKind::InvalidData, "no samples"));
     }
     let mut palette = PaletteMap::default();
-    // inferno draws a root frame, `all`, under every stack: neither user nor kernel.
-    palette.insert("all", rgb((200, 200, 200)));
+    // inferno draws a root frame, labelled `all` but named "", under every stack: neither
+    // user nor kernel, so grey.
+    palette.insert("", rgb((200, 200, 200)));
     for frame in folded.frames() {
         palette.insert(frame, rgb(frame_color(frame)));
     }
