@@ -31,8 +31,8 @@ pub struct BenchFlame {
         conflicts_with = "flame_cgroup"
     )]
     flame_pid: Option<u32>,
-    /// With --flame: sample every task of this cgroup (v2 path under /sys/fs/cgroup, e.g.
-    /// system.slice/nginx.service).
+    /// With --flame: sample every task of this cgroup, named as perf -G takes it (relative to
+    /// the cgroup v2 root, or to v1's perf_event hierarchy), e.g. system.slice/nginx.service.
     #[arg(long, value_name = "PATH", requires = "flame")]
     flame_cgroup: Option<String>,
 }

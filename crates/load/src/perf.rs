@@ -29,8 +29,8 @@ pub enum PerfTarget {
     /// Every thread of these processes (`perf record -p`): a process, or every member of a
     /// multi-process server's group (see [`process_group`]).
     Pids(Vec<u32>),
-    /// Every task of a cgroup v2 directory, named relative to the cgroup root
-    /// (`perf record -a -G`), e.g. `system.slice/nginx.service`.
+    /// Every task of a cgroup (`perf record -a -G`), named relative to the hierarchy perf uses
+    /// (the cgroup v2 root, or v1's perf_event one), e.g. `system.slice/nginx.service`.
     Cgroup(String),
 }
 
