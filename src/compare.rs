@@ -45,6 +45,13 @@ pub struct Args {
     /// frames red) and DIR/diff.svg, B's profile against A's (red: more, blue: less).
     #[arg(long, value_name = "DIR")]
     flame: Option<PathBuf>,
+    /// With --flame: the process to sample for side A when A is a URL (a command side is
+    /// sampled as its process group).
+    #[arg(long, value_name = "PID", requires = "flame")]
+    a_flame_pid: Option<u32>,
+    /// With --flame: the process to sample for side B when B is a URL.
+    #[arg(long, value_name = "PID", requires = "flame")]
+    b_flame_pid: Option<u32>,
     #[command(flatten)]
     load: LoadArgs,
     #[command(flatten)]
@@ -91,7 +98,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let drain = args.drain.policy()?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "A: {}\nB: {}", sides[0].spec, sides[1].spec)?;
-    let mut flame = crate::flame::CompareProfile::new(args.flame.clone())?;
+    let mut flame = crate::flame::CompareProfile::new(
+        args.flame.clone(),
+        [args.a_flame_pid, args.b_flame_pid],
+    )?;
     let (a, b) = interleave(args.rounds, |side, round| {
         let i = usize::from(side == Side::B);
         flame.side(i, configs[i].warmup);

@@ -206,17 +206,20 @@ pub struct CompareProfile {
     warmup: Duration,
     stacks: [Option<Folded>; 2],
     warned_url: [bool; 2],
+    /// The process to sample for a side given as a URL.
+    pids: [Option<u32>; 2],
 }
 
 impl CompareProfile {
-    /// Profiles into `dir`, if given.
-    pub fn new(dir: Option<PathBuf>) -> anyhow::Result<Self> {
+    /// Profiles into `dir`, if given; `pids` are the processes to sample for URL sides.
+    pub fn new(dir: Option<PathBuf>, pids: [Option<u32>; 2]) -> anyhow::Result<Self> {
         if let Some(d) = &dir {
             use anyhow::Context;
             std::fs::create_dir_all(d).with_context(|| format!("--flame {}", d.display()))?;
         }
         Ok(CompareProfile {
             dir,
+            pids,
             ..Default::default()
         })
     }
@@ -244,17 +247,21 @@ impl twelve_sweep::SideObserver for CompareProfile {
             return;
         }
         let i = self.side;
-        let Some(pgid) = pgid else {
-            if !std::mem::replace(&mut self.warned_url[i], true) {
-                eprintln!(
-                    "twelve: --flame: side {} is a URL, with no process to sample; no flame \
-                     graph of it",
-                    side_name(i)
-                );
+        let pids = match (pgid, self.pids[i]) {
+            (Some(pgid), _) => perf::process_group(pgid).unwrap_or_else(|_| vec![pgid]),
+            (None, Some(pid)) => vec![pid],
+            (None, None) => {
+                if !std::mem::replace(&mut self.warned_url[i], true) {
+                    eprintln!(
+                        "twelve: --flame: side {} is a URL: name its process with --{}-flame-pid; \
+                         no flame graph of it",
+                        side_name(i),
+                        side_name(i).to_ascii_lowercase()
+                    );
+                }
+                return;
             }
-            return;
         };
-        let pids = perf::process_group(pgid).unwrap_or_else(|_| vec![pgid]);
         self.running = Some(Sampler::start(PerfTarget::Pids(pids), self.warmup));
     }
 

@@ -1,7 +1,7 @@
 //! `--flame` as a process: `twelve bench --flame` samples the embedded server (and only it) or
 //! another process with perf and draws user frames blue and kernel frames red; `twelve
-//! compare --flame` draws each side and B against A; without perf the run still completes
-//! with one message. The perf tests skip where perf cannot sample (`skip_or_fail`).
+//! compare --flame` draws each side (a command's process group, or a URL side's named PID)
+//! and B against A; without perf the run still completes with one message. The perf tests skip where perf cannot sample (`skip_or_fail`).
 #![cfg(feature = "flame")]
 
 #[path = "support/skip.rs"]
@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-const SHORT: [&str; 6] = ["-d", "700ms", "--warmup", "200ms", "-c", "8"];
+const SHORT: [&str; 6] = ["-d", "1s", "--warmup", "200ms", "-c", "8"];
 
 fn twelve(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_twelve"));
@@ -31,13 +31,18 @@ fn temp(name: &str) -> PathBuf {
     dir
 }
 
-/// Whether perf can sample here; otherwise the test skips (or fails under CI) with the reason.
-fn perf_works() -> bool {
+/// The perf tests run one at a time: each loads both CPUs of a small machine, and a server
+/// that gets no CPU during its measured window leaves perf nothing to sample.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Whether perf can sample here (then holding the perf tests' lock); otherwise the test skips
+/// (or fails under CI) with the reason.
+fn perf_works() -> Option<std::sync::MutexGuard<'static, ()>> {
     match twelve_load::perf::probe() {
-        Ok(()) => true,
+        Ok(()) => Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())),
         Err(e) => {
             skip_or_fail(format!("perf cannot sample here: {e}"));
-            false
+            None
         }
     }
 }
@@ -64,8 +69,9 @@ fn is_blue((r, _, b): (u8, u8, u8)) -> bool {
 }
 
 /// The SVG at `path`: a server's profile, its kernel frames red and its user frames blue.
-fn assert_server_profile(path: &Path, comm: &str) -> String {
-    let svg = std::fs::read_to_string(path).expect("the flame graph was written");
+fn assert_server_profile(path: &Path, comm: &str, run: &str) -> String {
+    let svg = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no flame graph at {}: {e}\n{run}", path.display()));
     let frames = frames(&svg);
     let root = frames.iter().find(|(n, _)| n.starts_with(comm));
     let root = root.unwrap_or_else(|| panic!("no {comm} frame: {frames:?}"));
@@ -79,9 +85,9 @@ fn assert_server_profile(path: &Path, comm: &str) -> String {
 
 #[test]
 fn bench_flame_draws_only_the_embedded_server() {
-    if !perf_works() {
+    let Some(_one) = perf_works() else {
         return;
-    }
+    };
     let dir = temp("bench");
     let svg_path = dir.join("server.svg");
     let out = twelve(&["bench"])
@@ -98,7 +104,7 @@ fn bench_flame_draws_only_the_embedded_server() {
     );
     assert!(t.contains("flame graph of"), "{t}");
     // The server's worker is `twelve-w<cpu>`, its CPU the first online one.
-    let svg = assert_server_profile(&svg_path, "twelve-w");
+    let svg = assert_server_profile(&svg_path, "twelve-w", &t);
     // The load generator runs in the same process, on other threads: perf -t leaves it out.
     assert!(!svg.contains("twelve-load"), "client threads sampled");
     assert!(svg.contains(" req/s, p50 "), "no figures in the title");
@@ -142,9 +148,9 @@ impl Drop for Serve {
 
 #[test]
 fn bench_flame_pid_draws_another_process() {
-    if !perf_works() {
+    let Some(_one) = perf_works() else {
         return;
-    }
+    };
     let serve = Serve::start();
     let dir = temp("pid");
     let svg_path = dir.join("pid.svg");
@@ -158,15 +164,15 @@ fn bench_flame_pid_draws_another_process() {
         .unwrap();
     let t = text(&out);
     assert!(out.status.success(), "{t}");
-    assert_server_profile(&svg_path, "twelve-w");
+    assert_server_profile(&svg_path, "twelve-w", &t);
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn compare_flame_draws_both_sides_and_the_difference() {
-    if !perf_works() {
+    let Some(_one) = perf_works() else {
         return;
-    }
+    };
     let dir = temp("compare");
     // A port free a moment ago; each side binds it in turn.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -189,7 +195,7 @@ fn compare_flame_draws_both_sides_and_the_difference() {
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     for side in ["a", "b"] {
-        assert_server_profile(&dir.join(format!("{side}.svg")), "twelve-w");
+        assert_server_profile(&dir.join(format!("{side}.svg")), "twelve-w", &t);
         let folded = std::fs::read_to_string(dir.join(format!("{side}.folded"))).unwrap();
         assert!(folded.lines().count() > 1, "{folded}");
     }
@@ -199,6 +205,30 @@ fn compare_flame_draws_both_sides_and_the_difference() {
         "no ratio in the title"
     );
     assert!(frames(&diff).len() > 5, "an empty differential graph");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn compare_flame_samples_url_sides_by_pid() {
+    let Some(_one) = perf_works() else {
+        return;
+    };
+    let (a, b) = (Serve::start(), Serve::start());
+    let dir = temp("compare-pid");
+    let (pa, pb) = (a.child.id().to_string(), b.child.id().to_string());
+    let out = twelve(&["compare", &a.url, &b.url, "--rounds", "1"])
+        .args(SHORT)
+        .arg("--flame")
+        .arg(&dir)
+        .args(["--a-flame-pid", &pa, "--b-flame-pid", &pb])
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(dir.join("diff.svg").exists(), "{t}");
+    for side in ["a", "b"] {
+        assert_server_profile(&dir.join(format!("{side}.svg")), "twelve-w", &t);
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -7,10 +7,12 @@
 use rustix::process::{Pid, Signal, kill_process};
 use std::fmt;
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Samples per second per CPU: 999, not 1000, so sampling does not beat in step with a
@@ -181,12 +183,11 @@ fn record_args(target: &PerfTarget, freq_hz: u32, delay: Duration, data: &Path) 
         freq_hz.to_string(),
         "-o".to_string(),
         data.display().to_string(),
-        "--quiet".to_string(),
+        // Sampling starts after the warm-up: perf is spawned just before the run and waits.
+        // Never 0 (no delay), even without a warm-up: with a delay perf prints
+        // `Events disabled` once it has attached, which `Recording::start` waits for.
+        format!("--delay={}", delay.as_millis().max(1)),
     ];
-    if !delay.is_zero() {
-        // Sampling starts after the warm-up: perf is spawned with the run and waits.
-        args.push(format!("--delay={}", delay.as_millis().max(1)));
-    }
     match target {
         PerfTarget::Threads(tids) => {
             let list: Vec<String> = tids.iter().map(u32::to_string).collect();
@@ -205,16 +206,26 @@ fn record_args(target: &PerfTarget, freq_hz: u32, delay: Duration, data: &Path) 
     args
 }
 
+/// How long perf may take to attach (on a busy host, reading symbols and the target's maps
+/// can take a while).
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The line perf prints once its events are open and it waits out `--delay`.
+const ATTACHED: &str = "Events disabled";
+
 /// A `perf record` under way.
 #[derive(Debug)]
 pub struct Recording {
     child: Child,
     data: PathBuf,
+    /// Drains perf's stderr (so perf never blocks on a full pipe); returns what it said.
+    stderr: Option<JoinHandle<String>>,
 }
 
 impl Recording {
     /// Starts `perf record -g -F freq_hz` on `target`, writing to `data`, sampling only after
-    /// `delay` (the run's warm-up).
+    /// `delay` (the run's warm-up). Returns once perf has attached, so the load can start
+    /// right after and the delay lines up with the warm-up.
     pub fn start(
         target: &PerfTarget,
         freq_hz: u32,
@@ -227,17 +238,45 @@ impl Recording {
         }
         // Its own process group: a terminal's Ctrl-C goes to the foreground group, and perf
         // must stop when twelve stops it (after the run's report), not with the run.
-        let child = Command::new("perf")
+        let mut child = Command::new("perf")
             .process_group(0)
             .args(record_args(target, freq_hz, delay, data))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()?;
-        Ok(Recording {
+        let pipe = child.stderr.take().expect("stderr is piped");
+        let (attached, ready) = mpsc::channel();
+        let stderr = std::thread::spawn(move || {
+            let mut said = String::new();
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if line.contains(ATTACHED) {
+                    let _ = attached.send(());
+                } else {
+                    said += &line;
+                    said.push('\n');
+                }
+            }
+            said
+        });
+        let mut rec = Recording {
             child,
             data: data.to_path_buf(),
-        })
+            stderr: Some(stderr),
+        };
+        // Either perf attached, or it exited (the channel closes with its stderr) or hung.
+        if ready.recv_timeout(ATTACH_TIMEOUT).is_ok() {
+            return Ok(rec);
+        }
+        let _ = kill_process(Pid::from_child(&rec.child), Signal::INT);
+        let status = rec.child.wait()?;
+        let said = rec
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        let _ = fs::remove_file(&rec.data);
+        Err(PerfError::Failed(first_lines(&said, status)))
     }
 
     /// Ends the recording (SIGINT, as Ctrl-C would: perf then writes its data and exits) and
@@ -249,10 +288,11 @@ impl Recording {
             kill_process(pid, Signal::INT).map_err(io::Error::from)?;
         }
         let status = self.child.wait()?;
-        let mut err = String::new();
-        if let Some(mut pipe) = self.child.stderr.take() {
-            let _ = pipe.read_to_string(&mut err);
-        }
+        let err = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
         // perf exits 0 or with the signal's status after SIGINT; an early exit is a refusal.
         if early.is_some() || !self.data.exists() {
             let _ = fs::remove_file(&self.data);
@@ -270,6 +310,18 @@ impl Recording {
             return Err(PerfError::Failed("perf script failed".into()));
         }
         Ok(out.stdout)
+    }
+}
+
+impl Drop for Recording {
+    /// A recording dropped without [`Recording::stop`] (an error on the way) is stopped
+    /// anyway: perf runs in its own process group and, sampling a cgroup, would never end.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = kill_process(Pid::from_child(&self.child), Signal::INT);
+            let _ = self.child.wait();
+        }
+        let _ = fs::remove_file(&self.data);
     }
 }
 
@@ -340,7 +392,10 @@ mod tests {
             Path::new("d"),
         );
         let line = args.join(" ");
-        assert!(!line.contains("--delay"), "{line}");
+        assert!(
+            line.contains("--delay=1 "),
+            "always a delay, for the attach line: {line}"
+        );
         assert!(
             line.ends_with("-e cpu-clock -a -G system.slice/x.service"),
             "{line}"
