@@ -51,7 +51,12 @@ pub fn run(
     if args.rounds == 0 {
         bail!("--rounds must be at least 1");
     }
-    if root == Path::new("/") && !apply::effective_uid_is_root() {
+    if root != Path::new("/") {
+        // The benchmark runs on this host: changes under a fixture tree would change nothing
+        // it measures.
+        bail!("--measure measures the running host; it cannot take --root");
+    }
+    if !apply::effective_uid_is_root() {
         return Err(apply::ApplyError::NotRoot).context("--measure");
     }
     let mut plans = Vec::new();

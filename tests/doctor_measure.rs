@@ -11,6 +11,7 @@
 //! The outer tests re-run this test binary under `unshare -nm` (as root) or `unshare -rnm` (an
 //! unprivileged user namespace), running only one ignored inner test, which refuses to act
 //! unless its network namespace differs from the outer one. The namespaces die with the child.
+//! Two plain tests check the list of measurable checks and the refusal of a fixture root.
 #[path = "support/skip.rs"]
 mod skip;
 
@@ -241,4 +242,41 @@ fn inner_interrupt() {
     assert_eq!(shaping(), before, "lo was not left as it was");
     assert!(script.exists(), "the revert script stays on disk");
     let _ = std::fs::remove_file(script);
+}
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/crates/doctor/tests/fixtures/this-host"
+);
+
+#[test]
+fn doctor_lists_what_it_can_measure() {
+    let out = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["doctor", "--steal-window-ms", "0", "--root", FIXTURE])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Measurable with --measure"))
+        .unwrap_or_else(|| panic!("no measurable line: {text}"));
+    // The captured host: a pfifo_fast root on eth0 and RPS off with one queue are run-time
+    // changes; the mitigations (a kernel command line) are not.
+    assert!(
+        line.contains(" net.qdisc") && line.contains(" nic.rps"),
+        "{line}"
+    );
+    assert!(!line.contains("cpu.mitigations"), "{line}");
+}
+
+#[test]
+fn measure_refuses_a_fixture_root() {
+    let out = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["doctor", "--root", FIXTURE, "--measure", "net.qdisc"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--measure measures the running host"), "{err}");
 }
