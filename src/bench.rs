@@ -48,6 +48,8 @@ struct Flags {
     /// 'rps>=10000', 'mean<1ms'. Any failed: exit 1.
     #[arg(long, value_name = "EXPR")]
     slo: Vec<String>,
+    #[command(flatten)]
+    flame: crate::flame::BenchFlame,
 }
 
 /// Runs `twelve bench`.
@@ -62,11 +64,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut config = config(&args, &urls)?;
     config.worker_cpus = plan.workers;
+    let mut flame = crate::flame::BenchProfile::start(&args.flame, plan.server, config.warmup);
     let outcome = run_load(&config);
+    flame.stop();
     server.stop();
     let mut outcome = outcome?;
     outcome.result.info.server_cpu = plan.server;
-    let passed = write_outputs(&args, outcome, &slos)?;
+    let passed = write_outputs(&args, outcome, &slos, &flame)?;
     Ok(if passed {
         ExitCode::SUCCESS
     } else {
@@ -109,12 +113,13 @@ fn run_load(config: &Config) -> anyhow::Result<twelve_load::Outcome> {
     Ok(outcome?)
 }
 
-/// Summarises the run once, writes the HdrHistogram log, the `.hgrm` and the text or JSON
-/// report from that summary; returns whether every SLO held.
+/// Summarises the run once, writes the HdrHistogram log, the `.hgrm`, the flame graph and the
+/// text or JSON report from that summary; returns whether every SLO held.
 fn write_outputs(
     args: &Flags,
     mut outcome: twelve_load::Outcome,
     slos: &[Slo],
+    flame: &crate::flame::BenchProfile,
 ) -> anyhow::Result<bool> {
     let version = env!("CARGO_PKG_VERSION");
     let summary = Summary::new(&outcome.result, slos);
@@ -139,6 +144,7 @@ fn write_outputs(
         twelve_report::hgrm::write_hgrm(&summary.latency.corrected, std::io::BufWriter::new(file))
             .with_context(|| format!("--hgrm {}", path.display()))?;
     }
+    flame.write(&summary)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", report.to_json())?;

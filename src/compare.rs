@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use twelve_load::{parse_duration, parse_rate};
 use twelve_report::visual::compare::{CompareDoc, SideJson, compare, round_line, table};
-use twelve_sweep::{Side, SideSpec, interleave, run_side, stop_running_server};
+use twelve_sweep::{Side, SideSpec, interleave, run_side_observed, stop_running_server};
 
 /// Flags of `twelve compare`.
 #[derive(clap::Args, Debug)]
@@ -40,6 +40,18 @@ pub struct Args {
     /// Write the comparison as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Sample each command side's server (its process group) with `perf record -g` during
+    /// every measured window, and write DIR/a.svg, DIR/b.svg (user-space frames blue, kernel
+    /// frames red) and DIR/diff.svg, B's profile against A's (red: more, blue: less).
+    #[arg(long, value_name = "DIR")]
+    flame: Option<PathBuf>,
+    /// With --flame: the process to sample for side A when A is a URL (a command side is
+    /// sampled as its process group).
+    #[arg(long, value_name = "PID", requires = "flame")]
+    a_flame_pid: Option<u32>,
+    /// With --flame: the process to sample for side B when B is a URL.
+    #[arg(long, value_name = "PID", requires = "flame")]
+    b_flame_pid: Option<u32>,
     #[command(flatten)]
     load: LoadArgs,
     #[command(flatten)]
@@ -86,14 +98,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let drain = args.drain.policy()?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "A: {}\nB: {}", sides[0].spec, sides[1].spec)?;
+    let mut flame = crate::flame::CompareProfile::new(
+        args.flame.clone(),
+        [args.a_flame_pid, args.b_flame_pid],
+    )?;
     let (a, b) = interleave(args.rounds, |side, round| {
         let i = usize::from(side == Side::B);
-        let run = run_side(&sides[i], &configs[i], start_timeout, &drain)?;
+        flame.side(i, configs[i].warmup);
+        let run = run_side_observed(&sides[i], &configs[i], start_timeout, &drain, &mut flame)?;
         let _ = writeln!(out, "{}", round_line(round, &format!("{side:?}"), &run));
         Ok::<_, anyhow::Error>(run)
     })?;
     let figures = compare(&a, &b);
     write!(out, "\n{}", table(&figures, args.rounds))?;
+    flame.write(
+        [&sides[0].spec, &sides[1].spec],
+        figures[0].ratio.median,
+        args.rounds,
+    )?;
     if let Some(p) = &args.json {
         let [a, b] = sides.map(|s| SideJson {
             spec: s.spec,

@@ -25,12 +25,20 @@ pub struct Args {
     /// With --apply: print the changes, make none.
     #[arg(long, requires = "apply")]
     dry_run: bool,
-    /// With --apply: where to write the revert script (default: ./twelve-doctor-revert-TIME.sh).
-    #[arg(long, value_name = "FILE", requires = "apply")]
+    /// Measure what these checks' run-time changes are worth here: interleaved rounds of the
+    /// embedded benchmark with and without each (apply, measure, revert), the ratio with its
+    /// spread. Needs root; the host is left as it was, even on Ctrl-C or an error.
+    #[arg(long, value_name = "ID", num_args = 1.., conflicts_with = "apply")]
+    measure: Vec<String>,
+    /// With --apply or --measure: where to write the revert script (default:
+    /// ./twelve-doctor-revert-TIME.sh).
+    #[arg(long, value_name = "FILE")]
     revert_script: Option<PathBuf>,
     /// How long to sample /proc/stat for steal time; 0 uses the counters since boot.
     #[arg(long, value_name = "MS", default_value_t = 200)]
     steal_window_ms: u64,
+    #[command(flatten)]
+    measuring: crate::measure::MeasureArgs,
 }
 
 /// Runs `twelve doctor`.
@@ -47,6 +55,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.apply.is_empty() {
         return apply_ids(&args, &report, &mut out);
     }
+    if !args.measure.is_empty() {
+        let script = args.revert_script.clone();
+        return crate::measure::run(
+            &report,
+            &args.measure,
+            &args.root,
+            &args.measuring,
+            script,
+            &mut out,
+        );
+    }
     if args.json {
         writeln!(out, "{}", report.to_json_pretty())?;
     } else {
@@ -55,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             explain: args.explain,
         };
         out.write_all(render::render(&report, style).as_bytes())?;
+        write!(out, "\n{}", crate::measure::measurable_line(&report))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -107,7 +127,8 @@ fn apply_ids(
     })
 }
 
-fn write_script(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+/// Writes an executable revert script.
+pub fn write_script(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, text)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))

@@ -4,7 +4,9 @@
 mod bench;
 mod compare;
 mod doctor;
+mod flame;
 mod load_args;
+mod measure;
 mod serve;
 mod sweep;
 

@@ -3,13 +3,15 @@
 //! The pieces: [`probe`] reads /proc, /sys and a few commands under a root path into a
 //! [`Snapshot`]; the checks in the [`CATALOGUE`] are pure functions of it; [`evaluate`] turns
 //! a snapshot into a [`Report`]; [`render`] prints it; [`apply`] makes the run-time changes
-//! and writes a revert script. `report.schema.json` documents the JSON form
+//! and writes a revert script; [`measure`] is what `twelve doctor --measure` needs to measure
+//! a tuning's effect and always revert it. `report.schema.json` documents the JSON form
 //! ([`Report::to_json`]) and [`Report::summary`] is the compact form `twelve bench` embeds.
 #![forbid(unsafe_code)]
 
 pub mod apply;
 mod catalogue;
 mod checks;
+pub mod measure;
 mod model;
 pub mod parse;
 mod probe;

@@ -200,6 +200,26 @@ pub fn tc_root_qdiscs(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The root qdisc of `dev` as `tc qdisc add` takes it: its kind, then the parameters
+/// `tc qdisc show` printed after `root` (and `refcnt N`, which is state, not a parameter).
+pub fn tc_root_params(text: &str, dev: &str) -> Option<Vec<String>> {
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let at = f.iter().position(|w| *w == "dev")?;
+        if f.first() != Some(&"qdisc") || f.get(at + 1) != Some(&dev) {
+            return None;
+        }
+        let root = f.iter().position(|w| *w == "root")?;
+        let mut rest = &f[root + 1..];
+        if rest.first() == Some(&"refcnt") {
+            rest = rest.get(2..).unwrap_or_default();
+        }
+        let mut out = vec![f.get(1)?.to_string()];
+        out.extend(rest.iter().map(|w| w.to_string()));
+        Some(out)
+    })
+}
+
 /// A `key: value` line from `ethtool -c` / `ethtool -k` output.
 pub fn ethtool_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.lines().find_map(|l| {

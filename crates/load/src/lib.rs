@@ -13,7 +13,8 @@
 //! The worker loop runs over an `io::Io` and a [`Clock`]: sockets on epoll and CLOCK_MONOTONIC
 //! in runs, a modelled server and [`SimClock`] in [`sim`], which so replays the open model
 //! through the real dispatch, deterministically, for tests. Results are handed to twelve-report
-//! as per-worker histograms and counters, merged there.
+//! as per-worker histograms and counters, merged there. [`perf`] samples a server with
+//! `perf record` during a run's measured window, for a flame graph.
 #![forbid(unsafe_code)]
 
 pub mod clock;
@@ -23,6 +24,7 @@ mod conn;
 mod dispatch;
 mod epoll;
 mod io;
+pub mod perf;
 pub mod request;
 pub mod run;
 pub mod schedule;

@@ -1,9 +1,12 @@
 //! twelve-report: latency histograms, their lossless merge, the one summary of a run that
 //! every writer reads, and the writers: the wrk-layout text report, the `--json` document
 //! (schemas in `schema/`), HdrHistogram interval logs and percentile distributions
-//! (`.hgrm`), SLO checks, and the tables and pictures of many runs (sweeps, comparisons).
+//! (`.hgrm`), SLO checks, the tables and pictures of many runs (sweeps, comparisons), and
+//! flame graphs of perf samples (`flame`, behind the default `flame` feature).
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "flame")]
+pub mod flame;
 mod format;
 pub mod hdrlog;
 pub mod hgrm;

@@ -23,4 +23,6 @@ pub use drain::{DrainPolicy, Drained, wait_drained};
 pub use driver::{configure, run_knee, run_step, run_sweep};
 pub use knee::{KneeResult, KneeSearch, find_max_rate};
 pub use plan::{PlanError, parse_plan};
-pub use side::{SideError, SideSpec, run_side, stop_running_server};
+pub use side::{
+    SideError, SideObserver, SideSpec, run_side, run_side_observed, stop_running_server,
+};

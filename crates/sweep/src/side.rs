@@ -134,17 +134,49 @@ pub fn run_side(
     start_timeout: Duration,
     drain: &DrainPolicy,
 ) -> Result<Summary, SideError> {
+    run_side_observed(side, config, start_timeout, drain, &mut ())
+}
+
+/// What watches a side's run from outside: `twelve compare --flame` samples each side's
+/// server with perf while the load runs.
+pub trait SideObserver {
+    /// The server answers and the load is about to start; `pgid` is the process group a
+    /// command side's server leads (`None` for a URL side).
+    fn before(&mut self, pgid: Option<u32>);
+    /// The load has ended (`summary` is `None` if it failed); the server still runs.
+    fn after(&mut self, summary: Option<&Summary>);
+}
+
+/// Watching nothing.
+impl SideObserver for () {
+    fn before(&mut self, _: Option<u32>) {}
+    fn after(&mut self, _: Option<&Summary>) {}
+}
+
+/// [`run_side`], telling `observer` when the load starts and ends.
+pub fn run_side_observed(
+    side: &SideSpec,
+    config: &Config,
+    start_timeout: Duration,
+    drain: &DrainPolicy,
+    observer: &mut dyn SideObserver,
+) -> Result<Summary, SideError> {
     let target = Target::parse(&side.url).map_err(SideError::Url)?;
     wait_drained(target.addr.port(), drain);
-    let _server = match &side.command {
+    let server = match &side.command {
         Some(cmd) => Some(ServerProcess::start(cmd, target.addr, start_timeout)?),
         None => None,
     };
+    observer.before(server.as_ref().map(|s| s.child.id()));
     let outcome = twelve_load::run(config, |_| {}).map_err(|error| SideError::Load {
         spec: side.spec.clone(),
         error,
-    })?;
-    Ok(Summary::new(&outcome.result, &[]))
+    });
+    // `after` runs even when the load failed, so whatever `before` started (perf) stops.
+    let summary = outcome.map(|o| Summary::new(&o.result, &[]));
+    observer.after(summary.as_ref().ok());
+    drop(server);
+    summary
 }
 
 /// A server started from a command, stopped by its PID (its process group) when dropped.

@@ -155,7 +155,7 @@ pub(crate) fn qdisc(snap: &Snapshot) -> Outcome {
     };
     let shown: Vec<String> = roots.iter().map(|(d, q)| format!("{d}: {q}")).collect();
     let found = format!("default_qdisc = {default}; roots: {}", shown.join(", "));
-    let actions: Vec<Action> = roots
+    let mut actions: Vec<Action> = roots
         .iter()
         .filter(|(dev, q)| nic(dev) && q != "noqueue")
         .map(|(dev, _)| {
@@ -166,11 +166,30 @@ pub(crate) fn qdisc(snap: &Snapshot) -> Outcome {
             )
         })
         .collect();
+    actions.extend(loopback_qdisc(tc));
     Outcome::advise(
         found,
-        "Use noqueue as the NIC's root qdisc: packets go straight to the driver.",
+        "Use noqueue as the NIC's root qdisc: packets go straight to the driver. Loopback, \
+         which carries every same-host benchmark (twelve bench without a URL), should keep \
+         its default, noqueue: a shaping qdisc left on lo throttles every such run.",
         actions,
     )
+}
+
+/// The action that puts `lo` back on noqueue, its default, when something else is its root
+/// qdisc (shaping left over from a test). Its revert re-creates that qdisc with the parameters
+/// `tc qdisc show` printed, so `twelve doctor --measure net.qdisc` leaves lo as it found it.
+fn loopback_qdisc(tc: &str) -> Option<Action> {
+    let params = parse::tc_root_params(tc, "lo")?;
+    if params.first().is_none_or(|kind| kind == "noqueue") {
+        return None;
+    }
+    let mut revert = vec!["tc", "qdisc", "replace", "dev", "lo", "root"];
+    revert.extend(params.iter().map(String::as_str));
+    Some(Action::run(
+        &["tc", "qdisc", "replace", "dev", "lo", "root", "noqueue"],
+        &revert,
+    ))
 }
 
 /// `net.congestion`: TCP congestion control.
@@ -340,5 +359,38 @@ pub(crate) fn io_uring(snap: &Snapshot) -> Outcome {
             "`sysctl -w kernel.io_uring_disabled=0` if policy allows",
             format!("`sysctl -w kernel.io_uring_disabled={v}`"),
         )]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn qdisc_actions(tc: &str) -> Vec<Action> {
+        let snap = Snapshot {
+            tc_qdisc: Some(tc.to_string()),
+            ..Default::default()
+        };
+        qdisc(&snap).actions
+    }
+
+    #[test]
+    fn default_loopback_needs_nothing() {
+        assert!(qdisc_actions("qdisc noqueue 0: dev lo root refcnt 2 \n").is_empty());
+    }
+
+    #[test]
+    fn shaped_loopback_goes_back_to_noqueue_and_reverts_to_the_shaping() {
+        let tc = "qdisc tbf 8001: dev lo root refcnt 2 rate 20Mbit burst 64Kb lat 50ms \n";
+        assert_eq!(
+            qdisc_actions(tc),
+            vec![Action::run(
+                &["tc", "qdisc", "replace", "dev", "lo", "root", "noqueue"],
+                &[
+                    "tc", "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "20Mbit",
+                    "burst", "64Kb", "lat", "50ms"
+                ],
+            )]
+        );
     }
 }
