@@ -12,7 +12,7 @@ use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
-use twelve_report::{IntervalRecord, Recorder, RunInfo, RunResult, WorkerResult};
+use twelve_report::{IntervalRecord, Recorder, RunInfo, RunResult, ShardInfo, WorkerResult};
 
 /// Live progress, sampled from the workers' atomics about once a second.
 #[derive(Debug, Clone, Copy)]
@@ -119,7 +119,7 @@ fn shared_state(config: &Config) -> (Shared<MonoClock>, u64) {
         Stop::Duration(d) => (measure_start_ns + d.as_nanos() as u64, u64::MAX),
         Stop::Requests(n) => (u64::MAX, n),
     };
-    let schedule = match config.model {
+    let mut schedule = match config.model {
         Model::Closed => None,
         Model::Open {
             rate_per_s,
@@ -132,11 +132,18 @@ fn shared_state(config: &Config) -> (Shared<MonoClock>, u64) {
             seed,
         } => Some(Schedule::poisson(rate_per_s, t0, limit, seed)),
     };
+    if let Some(shard) = config.shard {
+        schedule = schedule.map(|s| s.striped(shard));
+    }
+    let budget = match (&schedule, config.own_requests()) {
+        (None, Some(n)) => n,
+        _ => u64::MAX,
+    };
     let shared = Shared {
         clock,
         config: config.clone(),
         requests: RequestSet::build(config),
-        budget: Budget::new(if schedule.is_some() { u64::MAX } else { limit }),
+        budget: Budget::new(budget),
         schedule,
         measure_start_ns,
         end_ns,
@@ -162,8 +169,8 @@ fn run_workers(
         let mut handles = Vec::new();
         for id in 0..threads {
             // Connections spread evenly: the first `c % t` workers take one extra.
-            let conns =
-                config.connections / threads + usize::from(id < config.connections % threads);
+            let own = config.own_connections();
+            let conns = own / threads + usize::from(id < own % threads);
             let tx = config.hdr_interval.map(|_| tx.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("twelve-load-{id}"))
@@ -298,18 +305,15 @@ pub fn info_of(config: &Config) -> RunInfo {
         urls: config.targets.iter().map(|t| t.url.clone()).collect(),
         method: config.method.clone(),
         threads: config.worker_cpus.len(),
-        connections: config.connections,
+        connections: config.own_connections(),
         pipeline: config.pipeline,
-        rate_per_s,
+        rate_per_s: config.own_rate_per_s(),
         arrival,
         duration: match config.stop {
             Stop::Duration(d) => Some(d),
             Stop::Requests(_) => None,
         },
-        requests: match config.stop {
-            Stop::Requests(n) => Some(n),
-            Stop::Duration(_) => None,
-        },
+        requests: config.own_requests(),
         warmup: config.warmup,
         timeout: config.timeout,
         keep_alive: config.keep_alive,
@@ -320,5 +324,15 @@ pub fn info_of(config: &Config) -> RunInfo {
         },
         cpus: config.worker_cpus.iter().flatten().copied().collect(),
         server_cpu: None,
+        shard: config.shard.map(|s| ShardInfo {
+            index: s.index,
+            count: s.count,
+            connections: config.connections,
+            rate_per_s,
+            requests: match config.stop {
+                Stop::Requests(n) => Some(n),
+                Stop::Duration(_) => None,
+            },
+        }),
     }
 }

@@ -18,6 +18,6 @@ pub mod visual;
 pub use hdrlog::{IntervalLog, IntervalRecord};
 pub use json::{JsonReport, SCHEMA, SCHEMA_ID};
 pub use latency::{Percentiles, Recorder, new_histogram};
-pub use result::{ConnCounts, Errors, RunInfo, RunResult, WorkerResult};
+pub use result::{ConnCounts, Errors, RunInfo, RunResult, ShardInfo, WorkerResult};
 pub use slo::{Metric, Op, Slo, SloError, SloOutcome};
 pub use summary::{CLIENT_BOUND_NOTE, Summary};
