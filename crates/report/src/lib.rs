@@ -5,14 +5,18 @@
 #![forbid(unsafe_code)]
 
 mod format;
+pub mod hdrcodec;
 pub mod hdrlog;
 pub mod hgrm;
 pub mod json;
 pub mod latency;
+pub mod merge;
+pub mod raw;
 pub mod result;
 pub mod slo;
 pub mod summary;
 pub mod text;
+pub mod timeseries;
 pub mod visual;
 
 pub use hdrlog::{IntervalLog, IntervalRecord};
