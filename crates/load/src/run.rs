@@ -83,8 +83,7 @@ pub fn run_until(
             "--warmup applies to timed runs (-d), not to -n".into(),
         )));
     }
-    let wall_origin = SystemTime::now();
-    let (shared, t0) = shared_state(config);
+    let (shared, t0, wall_origin) = shared_state(config);
     let (tx, rx) = mpsc::channel::<Interval>();
     let workers = run_workers(&shared, tx, interrupt, tick)?;
     let elapsed = workers
@@ -93,7 +92,7 @@ pub fn run_until(
         .max()
         .unwrap_or_default();
     let intervals = match config.hdr_interval {
-        Some(every) => merge_intervals(rx, every, elapsed),
+        Some(every) => merge_intervals(rx, every, shared.interval_phase_ns, elapsed),
         None => Vec::new(),
     };
     let start = wall_origin + Duration::from_nanos(shared.measure_start_ns - t0);
@@ -110,11 +109,22 @@ pub fn run_until(
 
 /// What every worker reads: the clock started now, the measured window and stop condition
 /// it implies, the request bytes, the schedule (open model) or budget (counted closed run).
-/// Also returns the clock's reading at the start, which the window counts from.
-fn shared_state(config: &Config) -> (Shared<MonoClock>, u64) {
+/// Also returns the clock's reading at the start, which the window counts from, and the
+/// wall-clock time it corresponds to.
+fn shared_state(config: &Config) -> (Shared<MonoClock>, u64, SystemTime) {
+    let wall_origin = SystemTime::now();
     let clock = MonoClock::new();
     let t0 = clock.now_ns();
     let measure_start_ns = t0 + config.warmup.as_nanos() as u64;
+    let interval_phase_ns = match config.hdr_interval {
+        Some(every) => {
+            let wall = (wall_origin + config.warmup)
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default();
+            (wall.as_nanos() % every.as_nanos().max(1)) as u64
+        }
+        None => 0,
+    };
     let (end_ns, limit) = match config.stop {
         Stop::Duration(d) => (measure_start_ns + d.as_nanos() as u64, u64::MAX),
         Stop::Requests(n) => (u64::MAX, n),
@@ -146,13 +156,14 @@ fn shared_state(config: &Config) -> (Shared<MonoClock>, u64) {
         budget: Budget::new(budget),
         schedule,
         measure_start_ns,
+        interval_phase_ns,
         end_ns,
         stop: AtomicBool::new(false),
         progress: (0..config.worker_cpus.len())
             .map(|_| ProgressSlot::default())
             .collect(),
     };
-    (shared, t0)
+    (shared, t0, wall_origin)
 }
 
 /// Spawns one pinned worker per CPU entry, watches progress until all are done, and returns
@@ -228,23 +239,28 @@ fn worker_main(
 }
 
 /// Merges the workers' log intervals by index into one record per interval of `every`.
+/// Interval 0 is the part of a period the window began in (`phase_ns` past its start); the
+/// others are whole periods, but for the last, which ends with the run.
 fn merge_intervals(
     rx: mpsc::Receiver<Interval>,
     every: Duration,
+    phase_ns: u64,
     elapsed: Duration,
 ) -> Vec<IntervalRecord> {
     let mut by_index: BTreeMap<u64, Recorder> = BTreeMap::new();
     for iv in rx.try_iter() {
         by_index.entry(iv.index).or_default().add(&iv.hist);
     }
+    let phase = Duration::from_nanos(phase_ns);
     by_index
         .into_iter()
         .map(|(k, latency)| {
-            let offset = every * k as u32;
+            let offset =
+                (every * k as u32).saturating_sub(if k == 0 { Duration::ZERO } else { phase });
+            let end = (every * (k as u32 + 1)).saturating_sub(phase);
             IntervalRecord {
                 offset,
-                // The last interval ends with the run, usually inside its period.
-                length: every.min(elapsed.saturating_sub(offset)),
+                length: end.min(elapsed).saturating_sub(offset),
                 latency,
             }
         })
