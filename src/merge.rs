@@ -35,11 +35,26 @@ enum Input {
     Timeseries(Vec<IntervalLine>),
 }
 
+/// The bench report in `text`: the whole text, or the pretty-printed document between other
+/// lines (`kubectl logs` interleaves a pod's stderr, where warnings go, with its stdout).
+fn report_in(text: &str) -> Option<serde_json::Value> {
+    let doc = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .or_else(|| {
+            let start = if text.starts_with("{\n") {
+                0
+            } else {
+                text.find("\n{\n")? + 1
+            };
+            let end = text.rfind("\n}")? + 2;
+            serde_json::from_str(text.get(start..end)?).ok()
+        })?;
+    (doc.get("schema").and_then(|s| s.as_str()) == Some(SCHEMA_ID)).then_some(doc)
+}
+
 fn read_input(path: &PathBuf) -> anyhow::Result<Input> {
     let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-    if let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text)
-        && doc.get("schema").and_then(|s| s.as_str()) == Some(SCHEMA_ID)
-    {
+    if let Some(doc) = report_in(&text) {
         let report = serde_json::from_value(doc).with_context(|| path.display().to_string())?;
         return Ok(Input::Report(Box::new(report)));
     }
@@ -139,4 +154,35 @@ fn check_intervals_add_up(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! found {
+        ($name:ident, $text:expr, $found:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(report_in($text).is_some(), $found);
+            }
+        };
+    }
+
+    found!(
+        plain_report,
+        "{\n  \"schema\": \"twelve-bench-report/1\"\n}\n",
+        true
+    );
+    found!(
+        report_among_log_lines,
+        "twelve bench: WARNING: x\n{\n  \"schema\": \"twelve-bench-report/1\"\n}\nmore\n",
+        true
+    );
+    found!(
+        other_schema,
+        "{\n  \"schema\": \"twelve-timeseries/1\"\n}\n",
+        false
+    );
+    found!(ndjson, "{\"schema\":\"twelve-timeseries/1\"}\n", false);
 }
