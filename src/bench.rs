@@ -75,7 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     config.worker_cpus = plan.workers;
     let outcome = args
         .shard
-        .wait_for_start(config.shard)
+        .wait_for_start(&config)
         .and_then(|()| run_load(&config));
     server.stop();
     let mut outcome = outcome?;

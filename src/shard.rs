@@ -5,8 +5,9 @@
 //! the same command line on N pods instead of running it.
 use crate::barrier;
 use anyhow::{Context, bail};
+use std::net::TcpStream;
 use std::time::{Duration, SystemTime};
-use twelve_load::{JOB_COMPLETION_INDEX, Shard, parse_duration};
+use twelve_load::{Config, JOB_COMPLETION_INDEX, Shard, parse_duration};
 
 /// The sharding flags.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -61,10 +62,16 @@ impl ShardArgs {
     }
 
     /// Waits until this shard may start: `--start-at`'s instant, or the barrier's go time.
-    pub fn wait_for_start(&self, shard: Option<Shard>) -> anyhow::Result<()> {
-        let go = match (&self.start_at, &self.barrier, shard) {
+    /// At the barrier a shard reports ready once it has reached the server (one connect):
+    /// a shard that cannot is an error before any shard sends a request. Each shard's warm-up
+    /// runs after the go, the same length everywhere, so the measured windows begin together.
+    pub fn wait_for_start(&self, config: &Config) -> anyhow::Result<()> {
+        let go = match (&self.start_at, &self.barrier, config.shard) {
             (Some(t), _, _) => parse_rfc3339(t).context("--start-at")?,
             (None, Some(addr), Some(shard)) => {
+                let target = config.targets[0].addr;
+                TcpStream::connect_timeout(&target, config.connect_timeout)
+                    .with_context(|| format!("shard {}: reaching {target}", shard.index))?;
                 let timeout = parse_duration(&self.barrier_timeout).context("--barrier-timeout")?;
                 barrier::go_time(addr, shard, timeout)
                     .with_context(|| format!("--barrier {addr}: shard {}", shard.index))?
