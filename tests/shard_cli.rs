@@ -103,6 +103,52 @@ fn timeseries_adds_up_to_the_reports_histograms() {
     assert_same(&sum, &recorder(&doc["histograms"]), "intervals vs summary");
 }
 
+/// `--start-at` holds the run until the instant it names: the measured window cannot begin
+/// before it.
+#[test]
+fn start_at_holds_the_run_until_its_instant() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // Two seconds on, as RFC 3339 (UTC).
+    let at = now + 2;
+    let stamp = match Command::new("date")
+        .args(["-u", "-d", &format!("@{at}"), "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+    {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => return skip_or_fail("no GNU date here to write an RFC 3339 time"),
+    };
+    let out = twelve()
+        .args([
+            "bench",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--json",
+            "--start-at",
+            &stamp,
+        ])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let start_ns = doc["raw"]["start_unix_ns"].as_u64().unwrap();
+    assert!(start_ns >= at * 1_000_000_000, "{start_ns} before {stamp}");
+    assert_eq!(doc["requests"], 20);
+}
+
+#[test]
+fn a_bad_start_time_names_the_flag() {
+    let out = twelve()
+        .args(["bench", "-n", "1", "--start-at", "tomorrow"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--start-at"));
+}
+
 /// A network namespace's `ip` command, failing the test on error.
 fn ip(args: &[&str]) {
     let out = Command::new("ip").args(args).output().unwrap();

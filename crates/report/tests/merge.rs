@@ -125,6 +125,20 @@ fn merged_histograms_equal_one_recorder_of_every_sample() {
 }
 
 #[test]
+fn the_merged_report_matches_the_schema() {
+    let (run, verdict) = merge(&healthy()).unwrap();
+    let mut doc = JsonReport::of(&Summary::new(&run, &[]), "0");
+    doc.merge = Some(verdict);
+    let doc: Value = serde_json::from_str(&doc.to_json()).unwrap();
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &doc, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(doc["merge"]["valid"], true);
+    assert!(doc.get("raw").is_none());
+}
+
+#[test]
 fn order_of_the_files_does_not_matter() {
     let mut reversed = healthy();
     reversed.reverse();
