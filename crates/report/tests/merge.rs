@@ -223,5 +223,47 @@ invalid!(
     800,
     4,
     1_500,
-    "under-delivered"
+    "under-delivered: 750 req/s"
 );
+
+/// A counted open-model shard that answered every request, but over twice the planned time:
+/// it did not keep its rate, so the union was not the planned schedule.
+#[test]
+fn a_shard_that_fell_behind_its_rate_invalidates() {
+    let mut r = healthy();
+    let mut slow = shard(1, 800, 4);
+    slow.info.requests = Some(PER_SHARD);
+    slow.elapsed = Duration::from_secs(4);
+    slow.workers[0].wall_time = Duration::from_secs(4);
+    r[1] = report(&slow).1;
+    let (_, verdict) = merge(&r).unwrap();
+    assert_eq!(
+        verdict.reasons,
+        ["shard 1 under-delivered: 500 req/s sustained of 1000 planned"]
+    );
+}
+
+/// A closed-model shard of a counted run: judged by its count, not a rate.
+fn closed(i: u32, planned: u64) -> ShardReport {
+    let mut run = shard(i, 800, 4);
+    run.info.rate_per_s = None;
+    run.info.arrival = None;
+    run.info.requests = Some(planned);
+    if let Some(s) = &mut run.info.shard {
+        s.rate_per_s = None;
+    }
+    report(&run).1
+}
+
+#[test]
+fn a_closed_shard_short_of_its_count_invalidates() {
+    let mut r: Vec<ShardReport> = (0..SHARDS).map(|i| closed(i, PER_SHARD)).collect();
+    let (_, verdict) = merge(&r).unwrap();
+    assert!(verdict.valid, "{:?}", verdict.reasons);
+    r[2] = closed(2, 2 * PER_SHARD);
+    let (_, verdict) = merge(&r).unwrap();
+    assert_eq!(
+        verdict.reasons,
+        ["shard 2 under-delivered: 2000 requests answered or failed of 4000 planned"]
+    );
+}
