@@ -43,7 +43,7 @@ struct Flags {
     /// ms, as wrk2's detailed spectrum) to FILE.
     #[arg(long, value_name = "FILE")]
     hgrm: Option<std::path::PathBuf>,
-    /// Interval of --hdr-log.
+    /// Interval of --hdr-log and --timeseries (intervals end on wall-clock multiples of it).
     #[arg(long, value_name = "DUR", default_value = "1s")]
     hdr_interval: String,
     /// A threshold that decides the exit code (repeatable): 'p99<2ms', 'errors<0.1%',

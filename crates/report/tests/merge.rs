@@ -218,29 +218,39 @@ invalid!(
     PER_SHARD,
     "3 of its 4 connections"
 );
-invalid!(
-    an_under_delivering_shard_invalidates,
-    800,
-    4,
-    1_500,
-    "under-delivered: 750 req/s"
-);
-
-/// A counted open-model shard that answered every request, but over twice the planned time:
-/// it did not keep its rate, so the union was not the planned schedule.
+/// A shard that sent 5% of its requests 50 ms after their slots (a starved client, or too few
+/// connections) did not run its stripe of the schedule.
 #[test]
-fn a_shard_that_fell_behind_its_rate_invalidates() {
+fn a_shard_that_sent_late_invalidates() {
     let mut r = healthy();
-    let mut slow = shard(1, 800, 4);
-    slow.info.requests = Some(PER_SHARD);
-    slow.elapsed = Duration::from_secs(4);
-    slow.workers[0].wall_time = Duration::from_secs(4);
-    r[1] = report(&slow).1;
+    let mut late = shard(1, 800, 4);
+    for k in 0..PER_SHARD / 20 {
+        late.workers[0]
+            .latency
+            .record(k, k + 50_000_000, k + 50_100_000);
+    }
+    late.workers[0].requests += PER_SHARD / 20;
+    r[1] = report(&late).1;
     let (_, verdict) = merge(&r).unwrap();
     assert_eq!(
         verdict.reasons,
-        ["shard 1 under-delivered: 500 req/s sustained of 1000 planned"]
+        ["shard 1 under-delivered: 4.8% of its requests sent over 10 ms after their slots"]
     );
+}
+
+/// Late by less than 10 ms, or late for under 1% of the requests: still the schedule.
+#[test]
+fn a_few_late_requests_are_tolerated() {
+    let mut r = healthy();
+    let mut shard1 = shard(1, 800, 4);
+    for k in 0..PER_SHARD / 200 {
+        shard1.workers[0]
+            .latency
+            .record(k, k + 50_000_000, k + 50_100_000);
+    }
+    r[1] = report(&shard1).1;
+    let (_, verdict) = merge(&r).unwrap();
+    assert!(verdict.valid, "{:?}", verdict.reasons);
 }
 
 /// A closed-model shard of a counted run: judged by its count, not a rate.
