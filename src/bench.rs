@@ -1,11 +1,13 @@
 //! `twelve bench`: command-line flags and the glue to twelve-load (the generator) and
 //! twelve-report (the writers); with no URL, it starts twelve's own server in-process first.
 use crate::load_args::{CpuPlan, Embedded, LoadArgs};
+use crate::shard::ShardArgs;
 use anyhow::Context;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 use twelve_load::{Config, parse_duration, parse_rate};
+use twelve_report::raw::RawRun;
 use twelve_report::{IntervalLog, JsonReport, Slo, Summary};
 
 /// Flags of `twelve bench` (boxed: the flag set is large, and `Command` should stay small).
@@ -41,7 +43,7 @@ struct Flags {
     /// ms, as wrk2's detailed spectrum) to FILE.
     #[arg(long, value_name = "FILE")]
     hgrm: Option<std::path::PathBuf>,
-    /// Interval of --hdr-log.
+    /// Interval of --hdr-log and --timeseries (intervals end on wall-clock multiples of it).
     #[arg(long, value_name = "DUR", default_value = "1s")]
     hdr_interval: String,
     /// A threshold that decides the exit code (repeatable): 'p99<2ms', 'errors<0.1%',
@@ -50,6 +52,12 @@ struct Flags {
     slo: Vec<String>,
     #[command(flatten)]
     flame: crate::flame::BenchFlame,
+    /// Write per-interval histograms (NDJSON, one line per --hdr-interval, on wall-clock
+    /// multiples of it, tagged with the shard) to FILE; `twelve merge` adds them up.
+    #[arg(long, value_name = "FILE")]
+    timeseries: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    shard: ShardArgs,
 }
 
 /// Runs `twelve bench`.
@@ -60,13 +68,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| Slo::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
+    if args.shard.k8s_manifest {
+        return print_manifest(&args);
+    }
     let plan = plan_cpus(&args)?;
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut config = config(&args, &urls)?;
     config.worker_cpus = plan.workers;
-    let mut flame = crate::flame::BenchProfile::start(&args.flame, plan.server, config.warmup);
-    let outcome = run_load(&config);
-    flame.stop();
+    let outcome = args.shard.wait_for_start(&config).and_then(|()| {
+        // Sampled over the measured window only: from the go time of a sharded run on.
+        let mut flame = crate::flame::BenchProfile::start(&args.flame, plan.server, config.warmup);
+        let outcome = run_load(&config);
+        flame.stop();
+        outcome
+    });
     server.stop();
     let mut outcome = outcome?;
     outcome.result.info.server_cpu = plan.server;
@@ -76,6 +91,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--k8s-manifest`: the Indexed Job running this command line, on stdout.
+fn print_manifest(args: &Flags) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        !args.urls.is_empty(),
+        "--k8s-manifest: give the server's URL (pods have no embedded server to load)"
+    );
+    let shards = args.shard.shards.unwrap_or(1);
+    let argv: Vec<String> = std::env::args()
+        .skip_while(|a| a != "bench")
+        .skip(1)
+        .collect();
+    let pod_args = crate::k8s::pod_args(&argv, &args.shard.k8s_name);
+    let yaml = crate::k8s::manifest(
+        &args.shard.k8s_name,
+        &args.shard.k8s_image,
+        shards,
+        &pod_args,
+    );
+    std::io::stdout().lock().write_all(yaml.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The embedded server's CPU (when there is no URL) and each worker's CPU.
@@ -128,6 +165,15 @@ fn write_outputs(
     // instead of sleeping after the run.
     report.doctor =
         serde_json::to_value(twelve_doctor::host_summary(std::time::Duration::ZERO)).ok();
+    let start_unix_ns = outcome
+        .start
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
+    report.raw = Some(RawRun::of(&outcome.result, start_unix_ns));
+    if let Some(path) = &args.timeseries {
+        crate::shard::write_timeseries(path, &outcome, &args.hdr_interval)?;
+    }
     if let Some(path) = &args.hdr_log {
         let file =
             std::fs::File::create(path).with_context(|| format!("--hdr-log {}", path.display()))?;
@@ -172,9 +218,10 @@ fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
     if let Some(rate) = &args.rate {
         c.model = args.load.open(parse_rate(rate).context("-R/--rate")?);
     }
-    if args.hdr_log.is_some() {
+    if args.hdr_log.is_some() || args.timeseries.is_some() {
         c.hdr_interval = Some(parse_duration(&args.hdr_interval).context("--hdr-interval")?);
     }
+    c.shard = args.shard.shard()?;
     Ok(c)
 }
 

@@ -1,13 +1,17 @@
 //! The `twelve` command: parses the command line and hands each subcommand to its module.
 #![forbid(unsafe_code)]
 
+mod barrier;
 mod bench;
 mod compare;
 mod doctor;
 mod flame;
+mod k8s;
 mod load_args;
 mod measure;
+mod merge;
 mod serve;
+mod shard;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +48,9 @@ enum Command {
     Sweep(sweep::Args),
     /// Measure two servers in interleaved rounds (A B A B …) and compare them figure by figure.
     Compare(compare::Args),
+    /// Merge the shards of a run split across load generators (`bench --shard I/N --json`)
+    /// into one report: histograms added exactly, counts summed, SLOs judged again.
+    Merge(merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +61,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Merge(args) => merge::run(args),
     };
     match result {
         Ok(code) => code,

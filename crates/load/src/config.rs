@@ -129,6 +129,9 @@ pub struct Config {
     pub hdr_interval: Option<Duration>,
     /// How a worker waits after a poll that found only a few responses.
     pub coalesce: crate::Coalesce,
+    /// This process's slice of a run split across load generators (`--shard I/N`); the
+    /// fields above describe the whole run (see `shard`).
+    pub shard: Option<crate::Shard>,
 }
 
 impl Config {
@@ -151,6 +154,7 @@ impl Config {
             requests_per_conn: None,
             hdr_interval: None,
             coalesce: crate::Coalesce::Auto,
+            shard: None,
         }
     }
 
@@ -166,8 +170,12 @@ impl Config {
         if self.worker_cpus.is_empty() {
             return bad("--threads must be at least 1");
         }
-        if self.connections < self.worker_cpus.len() {
-            return bad("--connections must be at least --threads");
+        if self.own_connections() < self.worker_cpus.len() {
+            return bad(if self.shard.is_some() {
+                "--connections: each shard's share must be at least --threads"
+            } else {
+                "--connections must be at least --threads"
+            });
         }
         if self.pipeline == 0 || self.pipeline > 1024 {
             return bad("--pipeline must be 1..=1024");

@@ -28,6 +28,7 @@ pub mod perf;
 pub mod request;
 pub mod run;
 pub mod schedule;
+pub mod shard;
 pub mod sim;
 mod tally;
 mod worker;
@@ -39,3 +40,4 @@ pub use config::{
 };
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;
+pub use shard::{JOB_COMPLETION_INDEX, Shard};

@@ -12,7 +12,7 @@ use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
-use twelve_report::{IntervalRecord, Recorder, RunInfo, RunResult, WorkerResult};
+use twelve_report::{IntervalRecord, Recorder, RunInfo, RunResult, ShardInfo, WorkerResult};
 
 /// Live progress, sampled from the workers' atomics about once a second.
 #[derive(Debug, Clone, Copy)]
@@ -83,8 +83,7 @@ pub fn run_until(
             "--warmup applies to timed runs (-d), not to -n".into(),
         )));
     }
-    let wall_origin = SystemTime::now();
-    let (shared, t0) = shared_state(config);
+    let (shared, t0, wall_origin) = shared_state(config);
     let (tx, rx) = mpsc::channel::<Interval>();
     let workers = run_workers(&shared, tx, interrupt, tick)?;
     let elapsed = workers
@@ -93,7 +92,7 @@ pub fn run_until(
         .max()
         .unwrap_or_default();
     let intervals = match config.hdr_interval {
-        Some(every) => merge_intervals(rx, every, elapsed),
+        Some(every) => merge_intervals(rx, every, shared.interval_phase_ns, elapsed),
         None => Vec::new(),
     };
     let start = wall_origin + Duration::from_nanos(shared.measure_start_ns - t0);
@@ -110,16 +109,27 @@ pub fn run_until(
 
 /// What every worker reads: the clock started now, the measured window and stop condition
 /// it implies, the request bytes, the schedule (open model) or budget (counted closed run).
-/// Also returns the clock's reading at the start, which the window counts from.
-fn shared_state(config: &Config) -> (Shared<MonoClock>, u64) {
+/// Also returns the clock's reading at the start, which the window counts from, and the
+/// wall-clock time it corresponds to.
+fn shared_state(config: &Config) -> (Shared<MonoClock>, u64, SystemTime) {
+    let wall_origin = SystemTime::now();
     let clock = MonoClock::new();
     let t0 = clock.now_ns();
     let measure_start_ns = t0 + config.warmup.as_nanos() as u64;
+    let interval_phase_ns = match config.hdr_interval {
+        Some(every) => {
+            let wall = (wall_origin + config.warmup)
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default();
+            (wall.as_nanos() % every.as_nanos().max(1)) as u64
+        }
+        None => 0,
+    };
     let (end_ns, limit) = match config.stop {
         Stop::Duration(d) => (measure_start_ns + d.as_nanos() as u64, u64::MAX),
         Stop::Requests(n) => (u64::MAX, n),
     };
-    let schedule = match config.model {
+    let mut schedule = match config.model {
         Model::Closed => None,
         Model::Open {
             rate_per_s,
@@ -132,20 +142,28 @@ fn shared_state(config: &Config) -> (Shared<MonoClock>, u64) {
             seed,
         } => Some(Schedule::poisson(rate_per_s, t0, limit, seed)),
     };
+    if let Some(shard) = config.shard {
+        schedule = schedule.map(|s| s.striped(shard));
+    }
+    let budget = match (&schedule, config.own_requests()) {
+        (None, Some(n)) => n,
+        _ => u64::MAX,
+    };
     let shared = Shared {
         clock,
         config: config.clone(),
         requests: RequestSet::build(config),
-        budget: Budget::new(if schedule.is_some() { u64::MAX } else { limit }),
+        budget: Budget::new(budget),
         schedule,
         measure_start_ns,
+        interval_phase_ns,
         end_ns,
         stop: AtomicBool::new(false),
         progress: (0..config.worker_cpus.len())
             .map(|_| ProgressSlot::default())
             .collect(),
     };
-    (shared, t0)
+    (shared, t0, wall_origin)
 }
 
 /// Spawns one pinned worker per CPU entry, watches progress until all are done, and returns
@@ -162,8 +180,8 @@ fn run_workers(
         let mut handles = Vec::new();
         for id in 0..threads {
             // Connections spread evenly: the first `c % t` workers take one extra.
-            let conns =
-                config.connections / threads + usize::from(id < config.connections % threads);
+            let own = config.own_connections();
+            let conns = own / threads + usize::from(id < own % threads);
             let tx = config.hdr_interval.map(|_| tx.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("twelve-load-{id}"))
@@ -221,23 +239,28 @@ fn worker_main(
 }
 
 /// Merges the workers' log intervals by index into one record per interval of `every`.
+/// Interval 0 is the part of a period the window began in (`phase_ns` past its start); the
+/// others are whole periods, but for the last, which ends with the run.
 fn merge_intervals(
     rx: mpsc::Receiver<Interval>,
     every: Duration,
+    phase_ns: u64,
     elapsed: Duration,
 ) -> Vec<IntervalRecord> {
     let mut by_index: BTreeMap<u64, Recorder> = BTreeMap::new();
     for iv in rx.try_iter() {
         by_index.entry(iv.index).or_default().add(&iv.hist);
     }
+    let phase = Duration::from_nanos(phase_ns);
     by_index
         .into_iter()
         .map(|(k, latency)| {
-            let offset = every * k as u32;
+            let offset =
+                (every * k as u32).saturating_sub(if k == 0 { Duration::ZERO } else { phase });
+            let end = (every * (k as u32 + 1)).saturating_sub(phase);
             IntervalRecord {
                 offset,
-                // The last interval ends with the run, usually inside its period.
-                length: every.min(elapsed.saturating_sub(offset)),
+                length: end.min(elapsed).saturating_sub(offset),
                 latency,
             }
         })
@@ -298,18 +321,15 @@ pub fn info_of(config: &Config) -> RunInfo {
         urls: config.targets.iter().map(|t| t.url.clone()).collect(),
         method: config.method.clone(),
         threads: config.worker_cpus.len(),
-        connections: config.connections,
+        connections: config.own_connections(),
         pipeline: config.pipeline,
-        rate_per_s,
+        rate_per_s: config.own_rate_per_s(),
         arrival,
         duration: match config.stop {
             Stop::Duration(d) => Some(d),
             Stop::Requests(_) => None,
         },
-        requests: match config.stop {
-            Stop::Requests(n) => Some(n),
-            Stop::Duration(_) => None,
-        },
+        requests: config.own_requests(),
         warmup: config.warmup,
         timeout: config.timeout,
         keep_alive: config.keep_alive,
@@ -320,5 +340,15 @@ pub fn info_of(config: &Config) -> RunInfo {
         },
         cpus: config.worker_cpus.iter().flatten().copied().collect(),
         server_cpu: None,
+        shard: config.shard.map(|s| ShardInfo {
+            index: s.index,
+            count: s.count,
+            connections: config.connections,
+            rate_per_s,
+            requests: match config.stop {
+                Stop::Requests(n) => Some(n),
+                Stop::Duration(_) => None,
+            },
+        }),
     }
 }

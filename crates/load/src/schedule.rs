@@ -15,7 +15,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug)]
 pub struct Schedule {
     start_ns: u64,
+    /// Global slots `0..limit` exist (`u64::MAX`: unbounded).
     limit: u64,
+    /// This process's stripe of the global slots: `k % stride == phase` (1 and 0 unsharded;
+    /// see `shard`).
+    stride: u64,
+    phase: u64,
     kind: Kind,
 }
 
@@ -44,6 +49,8 @@ impl Schedule {
         Self {
             start_ns,
             limit,
+            stride: 1,
+            phase: 0,
             kind: Kind::Uniform {
                 next: AtomicU64::new(0),
                 interval_ns: 1e9 / rate_per_s,
@@ -63,6 +70,8 @@ impl Schedule {
         Self {
             start_ns,
             limit,
+            stride: 1,
+            phase: 0,
             kind: Kind::Poisson {
                 state: Mutex::new(p),
                 mean_gap_ns,
@@ -70,12 +79,39 @@ impl Schedule {
         }
     }
 
+    /// Keeps only `shard`'s stripe of the global slots (slots `i, i+N, i+2N, …`); the
+    /// slot numbers and times passed to [`Self::claim`] stay the global ones. Call before the
+    /// first claim.
+    pub fn striped(mut self, shard: crate::Shard) -> Self {
+        self.stride = u64::from(shard.count);
+        self.phase = u64::from(shard.index);
+        if let Kind::Poisson { state, mean_gap_ns } = &mut self.kind {
+            let p = state.get_mut().unwrap_or_else(|e| e.into_inner());
+            skip_to_stripe(p, self.stride, self.phase, *mean_gap_ns);
+        }
+        self
+    }
+
+    /// This process's slots in all: the stripe's share of `limit`.
+    fn own_limit(&self) -> u64 {
+        if self.limit <= self.phase {
+            0
+        } else {
+            (self.limit - self.phase).div_ceil(self.stride)
+        }
+    }
+
+    /// The global slot of this process's `m`-th slot.
+    fn global(&self, m: u64) -> u64 {
+        m * self.stride + self.phase
+    }
+
     /// When the next unclaimed slot is due, or `None` once all `limit` are claimed.
     pub fn next_due_ns(&self) -> Option<u64> {
         match &self.kind {
             Kind::Uniform { next, interval_ns } => {
-                let k = next.load(Ordering::Relaxed);
-                (k < self.limit).then(|| self.uniform_at(k, *interval_ns))
+                let m = next.load(Ordering::Relaxed);
+                (m < self.own_limit()).then(|| self.uniform_at(self.global(m), *interval_ns))
             }
             Kind::Poisson { state, .. } => {
                 let p = state.lock().unwrap_or_else(|e| e.into_inner());
@@ -84,11 +120,20 @@ impl Schedule {
         }
     }
 
-    /// Slots claimed so far.
+    /// Slots claimed so far (this process's).
     pub fn claimed(&self) -> u64 {
         match &self.kind {
-            Kind::Uniform { next, .. } => next.load(Ordering::Relaxed).min(self.limit),
-            Kind::Poisson { state, .. } => state.lock().unwrap_or_else(|e| e.into_inner()).k,
+            Kind::Uniform { next, .. } => next.load(Ordering::Relaxed).min(self.own_limit()),
+            Kind::Poisson { state, .. } => {
+                // `k` is the next slot of this stripe: the stripe's slots below it are taken.
+                let k = state.lock().unwrap_or_else(|e| e.into_inner()).k;
+                let below = k.min(self.limit);
+                if below <= self.phase {
+                    0
+                } else {
+                    (below - self.phase).div_ceil(self.stride)
+                }
+            }
         }
     }
 
@@ -104,11 +149,15 @@ impl Schedule {
                 if now_ns < self.start_ns {
                     return 0;
                 }
-                // Slots 0..=due are due now.
+                // Global slots 0..=due are due now; of this stripe, its slots 0..=own_due.
                 let due = ((now_ns - self.start_ns) as f64 / interval_ns).floor() as u64;
+                if due < self.phase {
+                    return 0;
+                }
+                let own_due = (due - self.phase) / self.stride;
                 let mut k = next.load(Ordering::Relaxed);
                 loop {
-                    let end = (due + 1).min(self.limit).min(k + max as u64);
+                    let end = (own_due + 1).min(self.own_limit()).min(k + max as u64);
                     if end <= k {
                         return 0;
                     }
@@ -116,7 +165,8 @@ impl Schedule {
                     // time is a pure function of its index.
                     match next.compare_exchange_weak(k, end, Ordering::Relaxed, Ordering::Relaxed) {
                         Ok(_) => {
-                            for slot in k..end {
+                            for m in k..end {
+                                let slot = self.global(m);
                                 take(slot, self.uniform_at(slot, interval_ns));
                             }
                             return (end - k) as usize;
@@ -133,6 +183,7 @@ impl Schedule {
                     p.k += 1;
                     let gap = exp_gap(&mut p.rng, *mean_gap_ns);
                     p.t_ns += gap;
+                    skip_to_stripe(&mut p, self.stride, self.phase, *mean_gap_ns);
                     n += 1;
                 }
                 n
@@ -142,6 +193,15 @@ impl Schedule {
 
     fn uniform_at(&self, k: u64, interval_ns: f64) -> u64 {
         self.start_ns + (k as f64 * interval_ns) as u64
+    }
+}
+
+/// Draws (and drops) the arrivals of other shards' stripes, so `p` sits on this stripe's
+/// next slot: every shard draws the whole sequence, so the stripes' union is the single run's.
+fn skip_to_stripe(p: &mut Poisson, stride: u64, phase: u64, mean_gap_ns: f64) {
+    while p.k % stride != phase {
+        p.k += 1;
+        p.t_ns += exp_gap(&mut p.rng, mean_gap_ns);
     }
 }
 
@@ -249,6 +309,72 @@ mod tests {
         // 10^6 arrivals at 10^4/s take 100 s; the sd of the sum is 0.1% of that.
         let secs = last as f64 / 1e9;
         assert!((secs - 100.0).abs() < 0.5, "{secs}");
+    }
+
+    /// Every slot of a schedule, claimed by a clock that jumps by uneven steps.
+    fn drain(s: &Schedule) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let (mut now, mut step) = (0u64, 1u64);
+        while s.next_due_ns().is_some() {
+            now += step;
+            step = step * 7 % 23_456 + 1;
+            s.claim(now, 5, |slot, t| out.push((slot, t)));
+        }
+        out
+    }
+
+    macro_rules! stripes {
+        ($name:ident, $n:expr, $make:expr) => {
+            #[test]
+            fn $name() {
+                let make = $make;
+                let single = drain(&make());
+                let mut union: Vec<(u64, u64)> = (0..$n)
+                    .flat_map(|i| {
+                        let shard = crate::Shard::new(i, $n).unwrap();
+                        let s = make().striped(shard);
+                        let own = drain(&s);
+                        assert_eq!(s.claimed(), own.len() as u64);
+                        assert!(own.iter().all(|&(k, _)| shard.owns_slot(k)));
+                        own
+                    })
+                    .collect();
+                union.sort_unstable();
+                // The same slots at the same instants, to the nanosecond: one big client's
+                // schedule, split.
+                assert_eq!(union, single);
+            }
+        };
+    }
+
+    stripes!(uniform_stripes_of_two_are_the_single_schedule, 2, || {
+        Schedule::uniform(30_000.0, 1_000, 10_001)
+    });
+    stripes!(uniform_stripes_of_three_are_the_single_schedule, 3, || {
+        Schedule::uniform(7_777.0, 0, 10_000)
+    });
+    stripes!(uniform_stripes_of_seven_are_the_single_schedule, 7, || {
+        Schedule::uniform(100_000.0, 5, 99_999)
+    });
+    stripes!(more_stripes_than_slots, 5, || Schedule::uniform(
+        1_000.0, 0, 3
+    ));
+    stripes!(poisson_stripes_of_four_are_the_single_schedule, 4, || {
+        Schedule::poisson(20_000.0, 0, 10_003, 42)
+    });
+    stripes!(poisson_stripes_of_three_are_the_single_schedule, 3, || {
+        Schedule::poisson(5_000.0, 77, 999, 7)
+    });
+
+    #[test]
+    fn a_stripe_waits_for_its_phase() {
+        // 1000/s: global slot k is due at k ms; shard 1 of 4 owns slots 1, 5, 9, …
+        let s = Schedule::uniform(1000.0, 0, 100).striped(crate::Shard::new(1, 4).unwrap());
+        assert_eq!(s.next_due_ns(), Some(1_000_000));
+        assert_eq!(s.claim(999_999, 10, |_, _| {}), 0);
+        let mut got = Vec::new();
+        assert_eq!(s.claim(9_000_000, 10, |k, t| got.push((k, t))), 3);
+        assert_eq!(got, [(1, 1_000_000), (5, 5_000_000), (9, 9_000_000)]);
     }
 
     #[test]

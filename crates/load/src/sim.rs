@@ -10,6 +10,7 @@ use crate::config::{Arrival, Config, Model, Stop, Target};
 use crate::io::{Event, Io};
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
+use crate::shard::Shard;
 use crate::worker::{ProgressSlot, Shared, Worker};
 use rustix::io::Errno;
 use std::cmp::Reverse;
@@ -35,6 +36,12 @@ pub struct SimSetup {
 
 /// Runs the simulation; returns the latency record.
 pub fn simulate_open(setup: SimSetup) -> Recorder {
+    simulate_open_shard(setup, None)
+}
+
+/// Runs one shard's stripe of the simulated schedule (`--shard I/N`): the same global slots
+/// at the same instants as the whole run, with the shard's share of the connections.
+pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
     let clock = SimClock::new();
     let mut config = Config::new(vec![Target {
         url: "http://sim/".into(),
@@ -43,6 +50,7 @@ pub fn simulate_open(setup: SimSetup) -> Recorder {
         addr: ([127, 0, 0, 1], 9).into(),
     }]);
     config.connections = setup.connections;
+    config.shard = shard;
     config.model = Model::Open {
         rate_per_s: setup.rate_per_s,
         arrival: Arrival::Uniform,
@@ -56,18 +64,21 @@ pub fn simulate_open(setup: SimSetup) -> Recorder {
     let shared = Shared {
         clock: clock.clone(),
         requests: RequestSet::build(&config),
-        schedule: Some(Schedule::uniform(setup.rate_per_s, 0, setup.requests)),
+        schedule: Some(match shard {
+            Some(s) => Schedule::uniform(setup.rate_per_s, 0, setup.requests).striped(s),
+            None => Schedule::uniform(setup.rate_per_s, 0, setup.requests),
+        }),
         budget: Budget::new(u64::MAX),
         measure_start_ns: 0,
+        interval_phase_ns: 0,
         end_ns: u64::MAX,
         stop: AtomicBool::new(false),
         progress: vec![ProgressSlot::default()],
         config,
     };
+    let conns = shared.config.own_connections();
     let io = SimIo::new(clock, &setup);
-    Worker::with_io(0, &shared, setup.connections, None, io)
-        .run()
-        .latency
+    Worker::with_io(0, &shared, conns, None, io).run().latency
 }
 
 /// What the modelled server sends for every request.

@@ -13,21 +13,60 @@ use twelve_report::{Errors, Recorder, WorkerResult};
 const SECOND_NS: u64 = 1_000_000_000;
 
 /// The interval of the HdrHistogram log being filled, and where finished ones go.
+///
+/// Interval boundaries fall on multiples of the interval since the Unix epoch (`phase_ns`
+/// is how far past such a multiple the measured window began), so the intervals of shards
+/// on different machines line up and add (`twelve merge`); the first interval is the
+/// partial one the window began in.
 pub(crate) struct HdrLog {
     /// Latency of the current interval (folded into the total when it ends).
     hist: Recorder,
-    /// Index of the current interval, counted from the start of the measured window.
+    /// Index of the current interval; 0 is the one the measured window began in.
     index: u64,
+    every_ns: u64,
+    phase_ns: u64,
+    /// Start of the measured window.
+    origin_ns: u64,
+    /// When the current interval ends.
+    next_boundary_ns: u64,
     tx: Sender<Interval>,
 }
 
 impl HdrLog {
-    pub(crate) fn new(tx: Sender<Interval>) -> Self {
+    pub(crate) fn new(tx: Sender<Interval>, every: Duration, phase_ns: u64) -> Self {
+        let every_ns = (every.as_nanos() as u64).max(1);
         Self {
             hist: Recorder::new(),
             index: 0,
+            every_ns,
+            phase_ns: phase_ns % every_ns,
+            origin_ns: 0,
+            next_boundary_ns: u64::MAX,
             tx,
         }
+    }
+
+    fn start(&mut self, origin_ns: u64) {
+        self.hist.reset();
+        self.index = 0;
+        self.origin_ns = origin_ns;
+        self.next_boundary_ns = origin_ns + self.every_ns - self.phase_ns;
+    }
+
+    /// Closes the current interval if `now_ns` is past its end, adding it into `total`.
+    #[inline]
+    fn roll(&mut self, now_ns: u64, total: &mut Recorder) {
+        if now_ns < self.next_boundary_ns {
+            return;
+        }
+        total.add(&self.hist);
+        let _ = self.tx.send(Interval {
+            index: self.index,
+            hist: self.hist.clone(),
+        });
+        self.hist.reset();
+        self.index = (now_ns - self.origin_ns + self.phase_ns) / self.every_ns;
+        self.next_boundary_ns = self.origin_ns + (self.index + 1) * self.every_ns - self.phase_ns;
     }
 }
 
@@ -56,7 +95,7 @@ fn thread_cpu_ns() -> u64 {
 }
 
 impl Tally {
-    pub(crate) fn new(cpu: Option<usize>, cfg: &Config, hdr: Option<Sender<Interval>>) -> Self {
+    pub(crate) fn new(cpu: Option<usize>, cfg: &Config, hdr: Option<HdrLog>) -> Self {
         let per_second = match cfg.stop {
             Stop::Duration(d) => d.as_secs() as usize + 2,
             Stop::Requests(_) => 64,
@@ -64,7 +103,7 @@ impl Tally {
         Self {
             measuring: false,
             total: Recorder::new(),
-            hdr_log: hdr.map(HdrLog::new),
+            hdr_log: hdr,
             res: WorkerResult {
                 cpu,
                 per_second: Vec::with_capacity(per_second),
@@ -97,7 +136,7 @@ impl Tally {
         self.measuring = true;
         self.total.reset();
         if let Some(log) = &mut self.hdr_log {
-            log.hist.reset();
+            log.start(measure_start_ns);
         }
         let mut per_second = std::mem::take(&mut self.res.per_second);
         per_second.clear();
@@ -114,23 +153,13 @@ impl Tally {
     }
 
     /// Closes the whole seconds and the log interval that ended by `now_ns`.
-    pub(crate) fn roll(&mut self, now_ns: u64, measure_start_ns: u64, every: Option<Duration>) {
+    pub(crate) fn roll(&mut self, now_ns: u64) {
         if !self.measuring {
             return;
         }
         self.close_seconds(now_ns);
-        if let (Some(log), Some(every)) = (&mut self.hdr_log, every) {
-            let every = every.as_nanos().max(1) as u64;
-            let boundary = measure_start_ns + (log.index + 1) * every;
-            if now_ns >= boundary {
-                self.total.add(&log.hist);
-                let _ = log.tx.send(Interval {
-                    index: log.index,
-                    hist: log.hist.clone(),
-                });
-                log.hist.reset();
-                log.index = (now_ns - measure_start_ns) / every;
-            }
+        if let Some(log) = &mut self.hdr_log {
+            log.roll(now_ns, &mut self.total);
         }
     }
 
@@ -203,7 +232,12 @@ impl Tally {
             return;
         }
         let rec = match &mut self.hdr_log {
-            Some(log) => &mut log.hist,
+            Some(log) => {
+                // A response done past the boundary belongs to the next interval, whatever
+                // the 10 ms housekeeping tick says.
+                log.roll(now_ns, &mut self.total);
+                &mut log.hist
+            }
             None => &mut self.total,
         };
         rec.record(a.intended_ns, a.sent_ns, now_ns);

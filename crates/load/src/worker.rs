@@ -17,7 +17,7 @@ use crate::epoll::EpollIo;
 use crate::io::Io;
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
-use crate::tally::Tally;
+use crate::tally::{HdrLog, Tally};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use twelve_report::{Recorder, WorkerResult};
@@ -43,6 +43,9 @@ pub(crate) struct Shared<C: Clock> {
     pub schedule: Option<Schedule>,
     pub budget: Budget,
     pub measure_start_ns: u64,
+    /// How far past a multiple of `hdr_interval` since the Unix epoch the measured window
+    /// begins, ns: log intervals end on those multiples (see `tally::HdrLog`).
+    pub interval_phase_ns: u64,
     pub end_ns: u64,
     pub stop: AtomicBool,
     pub progress: Vec<ProgressSlot>,
@@ -94,7 +97,10 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
         hdr: Option<Sender<Interval>>,
         io: I,
     ) -> Self {
-        let mut tally = Tally::new(s.config.worker_cpus[id], &s.config, hdr);
+        let log = hdr
+            .zip(s.config.hdr_interval)
+            .map(|(tx, every)| HdrLog::new(tx, every, s.interval_phase_ns));
+        let mut tally = Tally::new(s.config.worker_cpus[id], &s.config, log);
         tally.progressed(s.clock.now_ns());
         Self {
             id,
@@ -198,9 +204,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
 
     fn housekeeping(&mut self, now: u64) {
         let s = self.s;
-        self.d
-            .tally
-            .roll(now, s.measure_start_ns, s.config.hdr_interval);
+        self.d.tally.roll(now);
         self.d.tally.publish(&s.progress[self.id]);
         self.d.check_conns(now);
     }

@@ -79,3 +79,38 @@ fn too_few_connections_queue_due_requests_behind_each_other() {
     assert!((998 * MS..=1_000 * MS).contains(&last_wait), "{last_wait}");
     assert!(r.corrected.max() >= 1_000 * MS);
 }
+
+/// `--shard I/N`: N shards, each running its stripe of the schedule with its share of the
+/// connections against the same deterministic server, record exactly what one client running
+/// the whole schedule records, bucket by bucket, stall included.
+#[test]
+fn shards_together_record_what_one_client_records() {
+    use twelve_load::Shard;
+    use twelve_load::sim::simulate_open_shard;
+    let whole = SimSetup {
+        rate_per_s: 20_000.0,
+        connections: 2_400,
+        requests: 60_003,
+        service_ns: 300_000,
+        stall: Some((1_000 * MS, 20 * MS)),
+    };
+    let single = simulate_open(whole);
+    assert_eq!(single.len(), 60_003);
+    assert!(single.corrected.max() > 19 * MS, "the stall shows");
+    for n in [2u32, 3, 4] {
+        let mut merged = twelve_report::Recorder::new();
+        for i in 0..n {
+            merged.add(&simulate_open_shard(whole, Some(Shard::new(i, n).unwrap())));
+        }
+        assert_eq!(merged.len(), single.len(), "{n} shards");
+        assert_eq!(merged.corrected, single.corrected, "{n} shards");
+        assert_eq!(merged.uncorrected, single.uncorrected, "{n} shards");
+        assert_eq!(merged.wait, single.wait, "{n} shards");
+        for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(
+                merged.corrected.value_at_quantile(q),
+                single.corrected.value_at_quantile(q)
+            );
+        }
+    }
+}

@@ -3,6 +3,8 @@
 //!
 //! The document is a view of a [`Summary`]: it computes nothing the summary does not hold.
 use crate::latency::Percentiles;
+use crate::merge::MergeVerdict;
+use crate::raw::{EncodedRecorder, RawRun};
 use crate::result::{Errors, RunInfo};
 use crate::slo::SloOutcome;
 use crate::summary::{CLIENT_BOUND_NOTE, Summary};
@@ -47,6 +49,16 @@ pub struct JsonReport {
     /// fills it in because this crate does not read the host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub doctor: Option<serde_json::Value>,
+    /// The whole merged histograms (HdrHistogram V2 compressed, base64), so any HdrHistogram
+    /// reader can take other quantiles or add runs without loss.
+    pub histograms: EncodedRecorder,
+    /// Every worker losslessly, for `twelve merge`; the caller fills it in (it needs the run,
+    /// not only its summary).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<RawRun>,
+    /// Set by `twelve merge`: how many shards, and whether their union is the planned load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeVerdict>,
 }
 
 /// Configuration echo.
@@ -84,6 +96,25 @@ pub struct Config {
     pub cpus: Vec<usize>,
     /// Embedded server CPU.
     pub server_cpu: Option<usize>,
+    /// The slice of a sharded run (`--shard I/N`) this report is; `connections`,
+    /// `rate_per_s` and `planned_requests` above are then the shard's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardJson>,
+}
+
+/// A shard and the whole run it is part of.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShardJson {
+    /// This shard, 0-based.
+    pub index: u32,
+    /// Shards in the run.
+    pub count: u32,
+    /// Connections of the whole run.
+    pub connections: usize,
+    /// Arrival rate of the whole run (open model).
+    pub rate_per_s: Option<f64>,
+    /// Planned requests of the whole run (counted runs).
+    pub requests: Option<u64>,
 }
 
 /// Latency summaries, µs.
@@ -211,6 +242,9 @@ impl JsonReport {
             client: Client::of(s),
             slo: s.slo.clone(),
             doctor: None,
+            histograms: EncodedRecorder::of(&s.latency),
+            raw: None,
+            merge: None,
         }
     }
 
@@ -243,6 +277,13 @@ impl Config {
             requests_per_conn: info.requests_per_conn,
             cpus: info.cpus.clone(),
             server_cpu: info.server_cpu,
+            shard: info.shard.map(|s| ShardJson {
+                index: s.index,
+                count: s.count,
+                connections: s.connections,
+                rate_per_s: s.rate_per_s,
+                requests: s.requests,
+            }),
         }
     }
 }

@@ -8,19 +8,23 @@
 #[cfg(feature = "flame")]
 pub mod flame;
 mod format;
+pub mod hdrcodec;
 pub mod hdrlog;
 pub mod hgrm;
 pub mod json;
 pub mod latency;
+pub mod merge;
+pub mod raw;
 pub mod result;
 pub mod slo;
 pub mod summary;
 pub mod text;
+pub mod timeseries;
 pub mod visual;
 
 pub use hdrlog::{IntervalLog, IntervalRecord};
 pub use json::{JsonReport, SCHEMA, SCHEMA_ID};
 pub use latency::{Percentiles, Recorder, new_histogram};
-pub use result::{ConnCounts, Errors, RunInfo, RunResult, WorkerResult};
+pub use result::{ConnCounts, Errors, RunInfo, RunResult, ShardInfo, WorkerResult};
 pub use slo::{Metric, Op, Slo, SloError, SloOutcome};
 pub use summary::{CLIENT_BOUND_NOTE, Summary};

@@ -37,6 +37,24 @@ pub struct RunInfo {
     pub cpus: Vec<usize>,
     /// CPU the embedded server ran on, when there was one.
     pub server_cpu: Option<usize>,
+    /// Which slice of a sharded run this was (`--shard I/N`); `connections`, `rate_per_s`
+    /// and `requests` above are then the shard's own.
+    pub shard: Option<ShardInfo>,
+}
+
+/// A shard of a run split across load generators, and the whole run it is part of.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ShardInfo {
+    /// This shard's index, 0-based.
+    pub index: u32,
+    /// Shards in the run.
+    pub count: u32,
+    /// Connections of the whole run.
+    pub connections: usize,
+    /// Arrival rate of the whole run (open model).
+    pub rate_per_s: Option<f64>,
+    /// Planned request count of the whole run (counted runs).
+    pub requests: Option<u64>,
 }
 
 /// Failures by class. Counts are events (one per failed request or connect attempt).
