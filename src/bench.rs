@@ -48,6 +48,13 @@ struct Flags {
     /// 'rps>=10000', 'mean<1ms'. Any failed: exit 1.
     #[arg(long, value_name = "EXPR")]
     slo: Vec<String>,
+    /// Failures above this share of attempts make the run unmeasured (exit 2): 10%, 0.5%.
+    #[arg(long, value_name = "PCT", default_value = "10%")]
+    max_errors: String,
+    /// Judge SLOs even when the self-check finds the run client-bound or under-delivered
+    /// (a run that measured nothing is never judged).
+    #[arg(long)]
+    allow_invalid: bool,
 }
 
 /// Runs `twelve bench`.
@@ -58,7 +65,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| Slo::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
+    let max_errors = crate::outcome::parse_percent("--max-errors", &args.max_errors)?;
+    args.load.check_online()?;
     let plan = plan_cpus(&args)?;
+    // Every flag is checked before any load starts (the URL is resolved by `config`).
+    config(&args, &["http://127.0.0.1:9/".to_string()])?.validate()?;
+    crate::limits::check_connections(args.load.connections, plan.server.is_some())?;
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut config = config(&args, &urls)?;
     config.worker_cpus = plan.workers;
@@ -66,12 +78,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     server.stop();
     let mut outcome = outcome?;
     outcome.result.info.server_cpu = plan.server;
-    let passed = write_outputs(&args, outcome, &slos)?;
-    Ok(if passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    outcome.result.info.max_error_percent = Some(max_errors);
+    let summary = write_outputs(&args, outcome, &slos)?;
+    Ok(crate::outcome::exit_code(
+        "twelve bench",
+        &summary,
+        args.allow_invalid,
+        args.json,
+    ))
 }
 
 /// The embedded server's CPU (when there is no URL) and each worker's CPU.
@@ -110,14 +124,19 @@ fn run_load(config: &Config) -> anyhow::Result<twelve_load::Outcome> {
 }
 
 /// Summarises the run once, writes the HdrHistogram log, the `.hgrm` and the text or JSON
-/// report from that summary; returns whether every SLO held.
+/// report from that summary; returns the summary.
 fn write_outputs(
     args: &Flags,
     mut outcome: twelve_load::Outcome,
     slos: &[Slo],
-) -> anyhow::Result<bool> {
+) -> anyhow::Result<Summary> {
     let version = env!("CARGO_PKG_VERSION");
-    let summary = Summary::new(&outcome.result, slos);
+    let mut summary = Summary::new(&outcome.result, slos);
+    if summary.errors.connect_no_port > 0 {
+        let host_time_wait = twelve_sweep::drain::look(0).host_time_wait;
+        let errors = summary.errors.clone();
+        summary.check.note_time_wait(&errors, host_time_wait);
+    }
     let mut report = JsonReport::of(&summary, version);
     // Every run carries the host's state; a zero steal window reads the counters since boot
     // instead of sleeping after the run.
@@ -151,13 +170,10 @@ fn write_outputs(
                 c.requested, c.peak_open
             );
         }
-        if let Some(note) = &report.client.note {
-            eprintln!("twelve bench: WARNING: {note}");
-        }
     } else {
         write!(out, "{}", twelve_report::text::render(&summary))?;
     }
-    Ok(summary.passed())
+    Ok(summary)
 }
 
 /// The run configuration: the shared load flags, then -R and --hdr-interval.

@@ -69,6 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         SideSpec::new(&args.a, args.a_url.as_deref(), &args.url),
         SideSpec::new(&args.b, args.b_url.as_deref(), &args.url),
     ];
+    args.load.check_online()?;
     let worker_cpus = args.load.cpus(false)?.workers;
     let mut configs = Vec::new();
     for s in &sides {

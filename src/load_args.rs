@@ -161,6 +161,18 @@ impl LoadArgs {
         }
     }
 
+    /// Refuses a `--cpus` or `--server-cpu` that names a CPU this host does not have online
+    /// (pinning to it would fail later as `Invalid argument (os error 22)`).
+    pub fn check_online(&self) -> anyhow::Result<()> {
+        if let Some(text) = &self.cpus {
+            crate::limits::cpus("--cpus", text)?;
+        }
+        if let Some(cpu) = self.server_cpu {
+            crate::limits::cpus("--server-cpu", &cpu.to_string())?;
+        }
+        Ok(())
+    }
+
     /// The embedded server's CPU (when `embedded`: no URL was given) and each worker's CPU:
     /// one worker per CPU of --cpus less the server's, or --threads of them taken in turn.
     pub fn cpus(&self, embedded: bool) -> anyhow::Result<CpuPlan> {

@@ -4,7 +4,9 @@
 mod bench;
 mod compare;
 mod doctor;
+mod limits;
 mod load_args;
+mod outcome;
 mod serve;
 mod sweep;
 

@@ -66,6 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| Slo::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
+    args.load.check_online()?;
     let plan = args.load.cpus(args.urls.is_empty())?;
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut base = args.load.config(&urls, None)?;

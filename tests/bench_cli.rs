@@ -110,3 +110,77 @@ fn bad_flag_value_exits_2_naming_the_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("-d/--duration"));
 }
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A loopback URL nothing listens on: a port the kernel gave us, closed again.
+fn dead_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}/")
+}
+
+/// The dead server: a full report of 0.00us, exit 0, and `--slo 'p99<2ms'` "pass".
+#[test]
+fn a_run_that_never_connected_exits_2_in_one_sentence() {
+    let url = dead_url();
+    let out = bench(&[
+        &url, "-d", "200ms", "--warmup", "0", "-c", "2", "--slo", "p99<2ms",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("twelve bench: could not measure: no connection was ever established"),
+        "{err}"
+    );
+    let text = stdout(&out);
+    assert!(text.contains("Verdict: UNMEASURED"), "{text}");
+    assert!(!text.contains(": pass"), "an SLO passed on nothing: {text}");
+}
+
+#[test]
+fn json_of_a_dead_server_says_unmeasured() {
+    let url = dead_url();
+    let out = bench(&[&url, "-d", "200ms", "--warmup", "0", "-c", "2", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["self_check"]["verdict"], "unmeasured", "{doc}");
+    assert_eq!(doc["requests"], 0);
+}
+
+/// Each bad value exits 2 before any load, with one message naming the flag and the value,
+/// said once (`--rate must be positive: --rate must be positive` was said twice).
+macro_rules! refused {
+    ($($name:ident: $argv:expr => $says:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            let out = bench(&$argv);
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            let err = stderr(&out);
+            assert!(err.contains($says), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(out.stdout.is_empty(), "load ran: {}", stdout(&out));
+            let message = err.trim_start_matches("twelve: ");
+            let halves: Vec<&str> = message.split(": ").collect();
+            let n = halves.len();
+            assert!(n < 2 || halves[n / 2..] != halves[..n - n / 2], "repeated: {err}");
+        }
+    )*};
+}
+
+refused! {
+    zero_rate_named_once: ["-R", "0"] => "-R/--rate 0: must be a positive number";
+    zero_duration_refused: ["-d", "0s"] => "-d/--duration 0: a run needs a positive duration";
+    zero_count_refused: ["-n", "0"] => "-n/--requests 0: a run needs at least 1 request";
+    offline_cpu_named: ["--cpus", "4095"] => "--cpus 4095: CPU 4095 is not online";
+    offline_server_cpu_named: ["--server-cpu", "4095"] => "--server-cpu 4095: CPU 4095 is not online";
+    zero_threads_refused: ["-t", "0"] => "--threads 0";
+    bad_max_errors_named: ["--max-errors", "200%"] => "--max-errors 200%: expected a percentage";
+    connections_over_the_open_file_limit: ["-c", "100000000"] => "-c/--connections 100000000: needs about";
+}

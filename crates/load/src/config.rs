@@ -178,10 +178,19 @@ impl Config {
         if let Model::Open { rate_per_s, .. } = self.model
             && !(rate_per_s > 0.0 && rate_per_s.is_finite())
         {
-            return bad("--rate must be positive");
+            return Err(ConfigError(format!(
+                "-R/--rate {rate_per_s}: must be a positive number of requests per second"
+            )));
         }
         if self.timeout.is_zero() || self.connect_timeout.is_zero() {
             return bad("timeouts must be positive");
+        }
+        match self.stop {
+            Stop::Duration(d) if d.is_zero() => {
+                return bad("-d/--duration 0: a run needs a positive duration (e.g. 5s)");
+            }
+            Stop::Requests(0) => return bad("-n/--requests 0: a run needs at least 1 request"),
+            _ => {}
         }
         Ok(())
     }

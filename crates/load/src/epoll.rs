@@ -45,8 +45,8 @@ impl Io for EpollIo {
             AddressFamily::INET6
         };
         let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-        let fd =
-            net::socket_with(family, SocketType::STREAM, flags, None).map_err(|_| Errno::NOBUFS)?;
+        // The errno as it is: EMFILE is counted as its own class (no descriptor left).
+        let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
         // Requests are small and complete; Nagle would hold the second of a pipelined pair.
         let _ = net::sockopt::set_tcp_nodelay(&fd, true);
         match net::connect(&fd, &self.addr) {

@@ -51,15 +51,17 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::Config(e) => write!(f, "{e}"),
-            LoadError::Setup(e) => write!(f, "setting up a worker: {e}"),
+            LoadError::Setup(_) => f.write_str("setting up a worker"),
         }
     }
 }
 
+// A configuration error is shown as itself (its Display is this one's), so it is not also
+// a source: `{:#}` would print it twice ("--rate must be positive: --rate must be positive").
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            LoadError::Config(e) => Some(e),
+            LoadError::Config(_) => None,
             LoadError::Setup(e) => Some(e),
         }
     }
@@ -320,5 +322,6 @@ pub fn info_of(config: &Config) -> RunInfo {
         },
         cpus: config.worker_cpus.iter().flatten().copied().collect(),
         server_cpu: None,
+        max_error_percent: None,
     }
 }

@@ -40,6 +40,9 @@ pub(crate) struct Tally {
     sec_count: u64,
     next_sec_ns: u64,
     cpu_start_ns: u64,
+    /// Timed runs: responses from here on are the last 20% of the planned window.
+    tail_after_ns: Option<u64>,
+    tail_from_ns: u64,
     /// Whole-run counts, for live progress.
     requests_all: u64,
     errors_all: u64,
@@ -73,6 +76,11 @@ impl Tally {
             sec_count: 0,
             next_sec_ns: 0,
             cpu_start_ns: 0,
+            tail_after_ns: match cfg.stop {
+                Stop::Duration(d) => Some(d.as_nanos() as u64 / 5 * 4),
+                Stop::Requests(_) => None,
+            },
+            tail_from_ns: u64::MAX,
             requests_all: 0,
             errors_all: 0,
             last_progress_ns: 0,
@@ -111,6 +119,9 @@ impl Tally {
         // Seconds count from the nominal start, so a run of N s has N whole seconds.
         self.next_sec_ns = measure_start_ns + SECOND_NS;
         self.cpu_start_ns = thread_cpu_ns();
+        self.tail_from_ns = self
+            .tail_after_ns
+            .map_or(u64::MAX, |after| measure_start_ns + after);
     }
 
     /// Closes the whole seconds and the log interval that ended by `now_ns`.
@@ -208,6 +219,7 @@ impl Tally {
         };
         rec.record(a.intended_ns, a.sent_ns, now_ns);
         self.res.requests += 1;
+        self.res.tail_requests += u64::from(now_ns >= self.tail_from_ns);
         self.sec_count += 1;
         if let Some(n) = self.res.errors.status.get_mut(usize::from(a.code)) {
             *n += 1;

@@ -6,6 +6,7 @@ use crate::latency::Percentiles;
 use crate::result::{Errors, RunInfo};
 use crate::slo::SloOutcome;
 use crate::summary::{CLIENT_BOUND_NOTE, Summary};
+use crate::verdict::SelfCheck;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -43,6 +44,8 @@ pub struct JsonReport {
     pub client: Client,
     /// SLO outcomes, in the order given.
     pub slo: Vec<SloOutcome>,
+    /// Whether the load was delivered: rates, schedule lag, concurrency, the verdict.
+    pub self_check: SelfCheck,
     /// The host's state (the `twelve doctor` summary), so every run carries it; the caller
     /// fills it in because this crate does not read the host.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,6 +111,10 @@ pub struct ErrorsJson {
     pub connect_timeout: u64,
     /// Other connect failures.
     pub connect_other: u64,
+    /// Of `connect_other`: EADDRNOTAVAIL (local ports exhausted).
+    pub connect_no_port: u64,
+    /// Of `connect_other`: EMFILE/ENFILE (no descriptor left).
+    pub connect_no_fd: u64,
     /// Resets and EOF inside a head.
     pub read: u64,
     /// Failed sends.
@@ -210,6 +217,7 @@ impl JsonReport {
             },
             client: Client::of(s),
             slo: s.slo.clone(),
+            self_check: s.check.clone(),
             doctor: None,
         }
     }
@@ -254,6 +262,8 @@ impl ErrorsJson {
             connect_refused: e.connect_refused,
             connect_timeout: e.connect_timeout,
             connect_other: e.connect_other,
+            connect_no_port: e.connect_no_port,
+            connect_no_fd: e.connect_no_fd,
             read: e.read,
             write: e.write,
             timeout: e.timeout,

@@ -13,6 +13,8 @@ pub mod result;
 pub mod slo;
 pub mod summary;
 pub mod text;
+pub mod verdict;
+mod verdict_text;
 pub mod visual;
 
 pub use hdrlog::{IntervalLog, IntervalRecord};
@@ -21,3 +23,4 @@ pub use latency::{Percentiles, Recorder, new_histogram};
 pub use result::{ConnCounts, Errors, RunInfo, RunResult, WorkerResult};
 pub use slo::{Metric, Op, Slo, SloError, SloOutcome};
 pub use summary::{CLIENT_BOUND_NOTE, Summary};
+pub use verdict::{SelfCheck, Verdict};

@@ -37,6 +37,9 @@ pub struct RunInfo {
     pub cpus: Vec<usize>,
     /// CPU the embedded server ran on, when there was one.
     pub server_cpu: Option<usize>,
+    /// Failures above this share of attempts, percent, make the run unmeasured
+    /// (`--max-errors`; `None`: [`crate::verdict::DEFAULT_MAX_ERROR_PERCENT`]).
+    pub max_error_percent: Option<f64>,
 }
 
 /// Failures by class. Counts are events (one per failed request or connect attempt).
@@ -46,8 +49,13 @@ pub struct Errors {
     pub connect_refused: u64,
     /// Connect did not finish within the connect timeout.
     pub connect_timeout: u64,
-    /// Any other connect failure (EADDRNOTAVAIL, ENETUNREACH, …).
+    /// Any other connect failure (ENETUNREACH, …; EADDRNOTAVAIL and EMFILE are counted in
+    /// their own classes, and here too, so the sum stays what it was).
     pub connect_other: u64,
+    /// Of `connect_other`: EADDRNOTAVAIL, no local port left for the target's address.
+    pub connect_no_port: u64,
+    /// Of `connect_other`: EMFILE/ENFILE, no descriptor left for a socket.
+    pub connect_no_fd: u64,
     /// Reset, or EOF in the middle of a response head.
     pub read: u64,
     /// A send failed.
@@ -69,6 +77,8 @@ impl Default for Errors {
             connect_refused: 0,
             connect_timeout: 0,
             connect_other: 0,
+            connect_no_port: 0,
+            connect_no_fd: 0,
             read: 0,
             write: 0,
             timeout: 0,
@@ -85,6 +95,8 @@ impl Errors {
         self.connect_refused += other.connect_refused;
         self.connect_timeout += other.connect_timeout;
         self.connect_other += other.connect_other;
+        self.connect_no_port += other.connect_no_port;
+        self.connect_no_fd += other.connect_no_fd;
         self.read += other.read;
         self.write += other.write;
         self.timeout += other.timeout;
@@ -164,6 +176,9 @@ pub struct WorkerResult {
     pub latency: Recorder,
     /// Complete responses in each whole second of the measured window.
     pub per_second: Vec<u64>,
+    /// Complete responses in the last 20% of a timed run's planned window (the self-check's
+    /// end rate: a run that falls behind shows it there first).
+    pub tail_requests: u64,
     /// CPU time the worker thread used in the measured window.
     pub cpu_time: Duration,
     /// Wall time of the worker's measured window.

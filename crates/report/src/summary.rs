@@ -4,6 +4,7 @@
 use crate::latency::{Percentiles, Recorder};
 use crate::result::{ConnCounts, Errors, RunInfo, RunResult, busy, per_s};
 use crate::slo::{Metric, Slo, SloOutcome};
+use crate::verdict::{DEFAULT_MAX_ERROR_PERCENT, Inputs, SelfCheck};
 use std::time::Duration;
 
 /// The sentence printed when the client limited the run.
@@ -43,6 +44,8 @@ pub struct Summary {
     pub workers: Vec<WorkerSummary>,
     /// SLO verdicts, in the order given.
     pub slo: Vec<SloOutcome>,
+    /// Whether the load was delivered, and so what the figures describe.
+    pub check: SelfCheck,
 }
 
 /// Percentile summaries of the merged histograms, µs.
@@ -150,12 +153,55 @@ impl Summary {
                 })
                 .collect(),
             slo: Vec::new(),
+            // Judged just below, from the figures above.
+            check: SelfCheck::default(),
         };
+        s.check = s.self_check(run);
         s.slo = slos.iter().map(|slo| slo.check(&s)).collect();
         s
     }
 
-    /// Whether every SLO held (true when there were none).
+    /// The self-check of this summary; `run` gives the end-of-window counts.
+    fn self_check(&self, run: &RunResult) -> SelfCheck {
+        let open = self.info.rate_per_s;
+        let lag = &self.percentiles.queue_wait;
+        SelfCheck::of(&Inputs {
+            offered_rate_per_s: open,
+            achieved_rate_per_s: self.rps,
+            achieved_rate_end: self.rate_end(run),
+            schedule_lag_us: open.map(|_| (lag.max_us, lag.p99_us)),
+            requests: self.requests,
+            errors: &self.errors,
+            error_percent: self.error_percent(),
+            max_error_percent: self
+                .info
+                .max_error_percent
+                .unwrap_or(DEFAULT_MAX_ERROR_PERCENT),
+            concurrency_asked: self.info.connections as u64,
+            concurrency_reached: self.conns.peak_open,
+            established: self.conns.established,
+            client_cpu_ns_per_request: self.client.cpu_ns_per_request,
+            client_max_busy: self.client.max_busy,
+            client_bound: self.client.client_bound,
+            embedded: self.info.server_cpu.is_some(),
+        })
+    }
+
+    /// Responses per second over the last 20% of a timed run's planned window (from the
+    /// nominal 80% mark to the end of the measured window); `None` for a counted run or one
+    /// that ended before the mark.
+    fn rate_end(&self, run: &RunResult) -> Option<f64> {
+        let planned = self.info.duration?;
+        let tail = self.elapsed.checked_sub(planned / 5 * 4)?;
+        if tail.is_zero() {
+            return None;
+        }
+        let n: u64 = run.workers.iter().map(|w| w.tail_requests).sum();
+        Some(per_s(n as f64, tail))
+    }
+
+    /// Whether every SLO held (true when there were none). A run that completed no request
+    /// holds none: an SLO is never a pass on nothing (a dead server must not pass a gate).
     pub fn passed(&self) -> bool {
         self.slo.iter().all(|o| o.pass)
     }
@@ -204,7 +250,10 @@ impl Summary {
 impl Slo {
     /// Judges the threshold against a summarised run.
     pub fn check(&self, s: &Summary) -> SloOutcome {
-        self.verdict(s.measure(self.metric()))
+        let mut outcome = self.verdict(s.measure(self.metric()));
+        // `errors<1%` or `p99<2ms` of nothing would hold; a gate must not pass a dead server.
+        outcome.pass &= s.requests > 0;
+        outcome
     }
 }
 

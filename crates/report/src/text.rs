@@ -3,7 +3,7 @@
 //! classes, the concurrency check and the client self-check.
 use crate::format::{bytes, latency_us, metric};
 use crate::latency::QUANTILES;
-use crate::summary::{CLIENT_BOUND_NOTE, Summary};
+use crate::summary::Summary;
 use std::fmt::Write;
 
 /// Renders the text report of a summarised run (its SLO verdicts included).
@@ -24,7 +24,16 @@ pub fn render(s: &Summary) -> String {
     let _ = writeln!(o, "Requests/sec: {:>10.2}", s.rps);
     let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(s.bytes_per_s));
     client(&mut o, s);
+    crate::verdict_text::self_check(&mut o, s);
     for v in &s.slo {
+        if s.requests == 0 {
+            let _ = writeln!(
+                o,
+                "SLO {}: FAIL (no request completed: nothing to judge)",
+                v.expr
+            );
+            continue;
+        }
         let _ = writeln!(
             o,
             "SLO {}: {} (measured {:.3})",
@@ -220,9 +229,6 @@ fn client(o: &mut String, s: &Summary) {
         let _ = write!(o, ", {naps} naps after small batches (--coalesce)");
     }
     let _ = writeln!(o);
-    if cl.client_bound {
-        let _ = writeln!(o, "WARNING: {CLIENT_BOUND_NOTE}");
-    }
 }
 
 fn trim_float(x: f64) -> String {

@@ -15,6 +15,8 @@ fn sample_run() -> RunResult {
             requests: 1000,
             bytes_read: 150_000,
             per_second: vec![500, 500],
+            // The last 20% of the 2 s window: on schedule.
+            tail_requests: 200,
             cpu_time: Duration::from_millis(900),
             wall_time: Duration::from_secs(2),
             context_switches: 12,
@@ -261,6 +263,9 @@ const GOLDEN_TEXT: &str = r"Running 2s test @ http://127.0.0.1:8080/json
 Requests/sec:    1000.00
 Transfer/sec:   146.48KB
 Client: 1.80s CPU, 900000 ns CPU per request, busiest worker 45% busy
+Self-check: rate 1.00k of 1.00k req/s asked (rate_ratio 1.000, 1.000 over the last 20%), concurrency 16 of 16 asked, client 900000 ns CPU per request
+  schedule lag (due to sent): p99 0.30us, max 0.30us
+Verdict: valid: the load was delivered, the client had room
 SLO p99<2ms: pass (measured 29.903)
 SLO errors<0.1%: FAIL (measured 1.088)
 ";

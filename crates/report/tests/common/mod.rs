@@ -19,6 +19,8 @@ pub fn step(load: f64, base_us: u64) -> Step {
     let mut w = WorkerResult {
         cpu: Some(1),
         requests: 1000,
+        // The last 20% of the window, on schedule.
+        tail_requests: 200,
         bytes_read: 150_000,
         cpu_time: Duration::from_millis(250),
         wall_time: Duration::from_secs(1),
