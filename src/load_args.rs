@@ -76,6 +76,10 @@ pub struct LoadArgs {
     /// as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
+    /// Spread connections over these source addresses (127.0.0.2-127.0.0.40, or a comma
+    /// list): each brings its own range of local ports, the way out of EADDRNOTAVAIL.
+    #[arg(long, value_name = "LIST")]
+    pub source: Option<String>,
 }
 
 /// The pause between runs, for the commands that make several (sweep, compare).
@@ -140,6 +144,9 @@ impl LoadArgs {
         c.timeout = parse_duration(&self.timeout).context("--timeout")?;
         c.connect_timeout = parse_duration(&self.connect_timeout).context("--connect-timeout")?;
         c.coalesce = self.coalesce;
+        if let Some(text) = &self.source {
+            c.sources = twelve_load::parse_sources(text)?;
+        }
         Ok(c)
     }
 

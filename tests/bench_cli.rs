@@ -5,6 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "support/skip.rs"]
+mod skip;
+
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_twelve"))
         .arg("bench")
@@ -183,4 +186,88 @@ refused! {
     zero_threads_refused: ["-t", "0"] => "--threads 0";
     bad_max_errors_named: ["--max-errors", "200%"] => "--max-errors 200%: expected a percentage";
     connections_over_the_open_file_limit: ["-c", "100000000"] => "-c/--connections 100000000: needs about";
+}
+
+/// Runs `twelve bench ARGS` in a network namespace of its own whose ephemeral port range is
+/// ten ports, so connects run out of local ports (EADDRNOTAVAIL) as repeated runs do; `None`
+/// when this host cannot make one (no root, no unshare).
+fn bench_with_ten_ports(args: &[&str]) -> Option<Output> {
+    let probe = Command::new("unshare").args(["-n", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        skip::skip_or_fail("cannot create a network namespace (unshare -n needs root)");
+        return None;
+    }
+    let script = format!(
+        "ip link set lo up && sysctl -qw net.ipv4.ip_local_port_range='40000 40009' && \
+         exec {} bench {}",
+        env!("CARGO_BIN_EXE_twelve"),
+        args.join(" ")
+    );
+    Some(
+        Command::new("unshare")
+            .args(["-n", "sh", "-c", &script])
+            .output()
+            .unwrap(),
+    )
+}
+
+/// EADDRNOTAVAIL used to be counted as a nameless "other" connect error.
+#[test]
+fn exhausted_local_ports_are_named_with_the_way_out() {
+    let Some(out) = bench_with_ten_ports(&["-c", "20", "-d", "200ms", "--warmup", "0", "--json"])
+    else {
+        return;
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["errors"]["connect_no_port"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    let check = &doc["self_check"];
+    assert_eq!(check["verdict"], "under-delivered", "{doc}");
+    let reason = check["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("local ports exhausted (EADDRNOTAVAIL"),
+        "{reason}"
+    );
+    let advice = check["advice"].as_str().unwrap();
+    assert!(
+        advice.contains("sockets in TIME_WAIT on this host now"),
+        "{advice}"
+    );
+    assert!(advice.contains("--source 127.0.0.2-127.0.0.40"), "{advice}");
+}
+
+/// Three source addresses bring three port ranges: twenty connections fit in ten ports each.
+#[test]
+fn source_addresses_lift_the_port_limit() {
+    let Some(out) = bench_with_ten_ports(&[
+        "-c",
+        "20",
+        "-d",
+        "200ms",
+        "--warmup",
+        "0",
+        "--json",
+        "--source",
+        "127.0.0.2-127.0.0.4",
+    ]) else {
+        return;
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["errors"]["connect_no_port"], 0, "{doc}");
+    assert_eq!(doc["connections"]["peak_open"], 20, "{doc}");
+    // A busy shared host may make the client the bottleneck; it must not be short of load.
+    assert_ne!(doc["self_check"]["verdict"], "under-delivered", "{doc}");
+}
+
+#[test]
+fn source_of_the_wrong_family_is_refused() {
+    let out = bench(&["--source", "::1", "-d", "100ms"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--source ::1: not of the target's address family"),
+        "{err}"
+    );
 }

@@ -129,6 +129,9 @@ pub struct Config {
     pub hdr_interval: Option<Duration>,
     /// How a worker waits after a poll that found only a few responses.
     pub coalesce: crate::Coalesce,
+    /// Source addresses the connections are spread over (`--source`); empty: the kernel
+    /// picks.
+    pub sources: Vec<std::net::IpAddr>,
 }
 
 impl Config {
@@ -151,6 +154,7 @@ impl Config {
             requests_per_conn: None,
             hdr_interval: None,
             coalesce: crate::Coalesce::Auto,
+            sources: Vec::new(),
         }
     }
 
@@ -184,6 +188,16 @@ impl Config {
         }
         if self.timeout.is_zero() || self.connect_timeout.is_zero() {
             return bad("timeouts must be positive");
+        }
+        if let Some(src) = self
+            .sources
+            .iter()
+            .find(|s| s.is_ipv4() != self.targets[0].addr.is_ipv4())
+        {
+            return Err(ConfigError(format!(
+                "--source {src}: not of the target's address family ({})",
+                self.targets[0].addr
+            )));
         }
         match self.stop {
             Stop::Duration(d) if d.is_zero() => {

@@ -16,16 +16,29 @@ use std::time::Duration;
 pub(crate) struct EpollIo {
     ep: OwnedFd,
     addr: SocketAddr,
+    /// Source addresses, taken by slot in turn (`--source`); empty: the kernel picks.
+    sources: Vec<SocketAddr>,
     /// The socket of each slot, while it has one.
     fds: Vec<Option<OwnedFd>>,
     events: Vec<epoll::Event>,
 }
 
 impl EpollIo {
-    pub(crate) fn new(addr: SocketAddr, slots: usize) -> std::io::Result<Self> {
+    /// `first_slot` is the run-wide index of this worker's slot 0, so the workers together
+    /// take the source addresses in turn.
+    pub(crate) fn new(
+        addr: SocketAddr,
+        slots: usize,
+        sources: &[std::net::IpAddr],
+        first_slot: usize,
+    ) -> std::io::Result<Self> {
+        let n = sources.len().max(1);
         Ok(Self {
             ep: epoll::create(epoll::CreateFlags::CLOEXEC)?,
             addr,
+            sources: (0..sources.len().min(slots))
+                .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
+                .collect(),
             fds: (0..slots).map(|_| None).collect(),
             events: Vec::with_capacity(256),
         })
@@ -49,6 +62,10 @@ impl Io for EpollIo {
         let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
         // Requests are small and complete; Nagle would hold the second of a pipelined pair.
         let _ = net::sockopt::set_tcp_nodelay(&fd, true);
+        if !self.sources.is_empty() {
+            // Port 0: the kernel picks a port of this source address's own range.
+            net::bind(&fd, &self.sources[slot % self.sources.len()])?;
+        }
         match net::connect(&fd, &self.addr) {
             Ok(()) | Err(Errno::INPROGRESS) => {}
             Err(e) => return Err(e),

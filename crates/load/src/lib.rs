@@ -27,6 +27,7 @@ pub mod request;
 pub mod run;
 pub mod schedule;
 pub mod sim;
+pub mod source;
 mod tally;
 mod worker;
 
@@ -37,3 +38,4 @@ pub use config::{
 };
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;
+pub use source::parse_sources;

@@ -80,7 +80,10 @@ impl<'s, C: Clock> Worker<'s, C, EpollIo> {
         conns: usize,
         hdr: Option<Sender<Interval>>,
     ) -> std::io::Result<Self> {
-        let io = EpollIo::new(s.config.targets[0].addr, conns)?;
+        let cfg = &s.config;
+        // Workers before this one hold about `id * c / t` slots.
+        let first_slot = id * cfg.connections / cfg.worker_cpus.len();
+        let io = EpollIo::new(cfg.targets[0].addr, conns, &cfg.sources, first_slot)?;
         Ok(Self::with_io(id, s, conns, hdr, io))
     }
 }

@@ -169,6 +169,14 @@ fn errors(o: &mut String, s: &Summary) {
             "  Socket errors: connect {connect} (refused {}, timeout {}, other {}), read {}, write {}, timeout {}",
             e.connect_refused, e.connect_timeout, e.connect_other, e.read, e.write, e.timeout
         );
+        if e.connect_no_port + e.connect_no_fd > 0 {
+            let _ = writeln!(
+                o,
+                "    of the other connect errors: no local port (EADDRNOTAVAIL) {}, no file \
+                 descriptor (EMFILE) {}",
+                e.connect_no_port, e.connect_no_fd
+            );
+        }
     }
     if e.parse + e.body_length > 0 {
         let _ = writeln!(

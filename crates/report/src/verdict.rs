@@ -142,8 +142,8 @@ impl SelfCheck {
     pub fn note_time_wait(&mut self, errors: &Errors, host_time_wait: u64) {
         if errors.connect_no_port > 0 {
             self.advice = format!(
-                "{host_time_wait} sockets sit in TIME_WAIT on this host (the trap of repeated \
-                 runs); {}",
+                "{host_time_wait} sockets in TIME_WAIT on this host now (each run leaves its \
+                 closed connections there for 60 s); {}",
                 self.advice
             );
         }
@@ -189,13 +189,19 @@ fn judge(i: &Inputs<'_>, ratio: Option<f64>, ratio_end: Option<f64>) -> (Verdict
         return (Verdict::UnderDelivered, reason, advice.into());
     }
     if i.concurrency_reached < i.concurrency_asked {
-        let reason = format!(
+        let mut reason = format!(
             "{} connections asked, at most {} open at once",
             i.concurrency_asked, i.concurrency_reached
         );
-        let advice = "the server (its backlog or connection limit) or this host refused the \
-                      rest: lower -c, or raise the server's limits";
-        return (Verdict::UnderDelivered, reason, advice.into());
+        let advice = if i.errors.connect_no_port + i.errors.connect_no_fd > 0 {
+            reason += &client_limit(i.errors);
+            port_advice(i.errors)
+        } else {
+            "the server (its backlog or connection limit) refused the rest: lower -c, or raise \
+             the server's limits"
+                .into()
+        };
+        return (Verdict::UnderDelivered, reason, advice);
     }
     (Verdict::Valid, String::new(), String::new())
 }
@@ -205,16 +211,8 @@ fn unmeasured(i: &Inputs<'_>) -> Option<(String, String)> {
     let e = i.errors;
     let connect = e.connect_refused + e.connect_timeout + e.connect_other;
     if i.established == 0 {
-        let why = if e.connect_no_port > 0 {
-            format!(
-                "local ports exhausted (EADDRNOTAVAIL on {} connects)",
-                e.connect_no_port
-            )
-        } else if e.connect_no_fd > 0 {
-            format!(
-                "out of file descriptors (EMFILE on {} connects)",
-                e.connect_no_fd
-            )
+        let why = if e.connect_no_port + e.connect_no_fd > 0 {
+            client_limit(e).trim_start_matches(": ").to_string()
         } else if e.connect_refused > 0 {
             format!(
                 "connection refused {} times: is the server listening?",
@@ -252,6 +250,22 @@ fn unmeasured(i: &Inputs<'_>) -> Option<(String, String)> {
         return Some((reason, advice));
     }
     None
+}
+
+/// `: local ports exhausted (…)` or `: out of file descriptors (…)`, the client's own limit
+/// that failed connects.
+fn client_limit(e: &Errors) -> String {
+    if e.connect_no_port > 0 {
+        format!(
+            ": local ports exhausted (EADDRNOTAVAIL on {} connects)",
+            e.connect_no_port
+        )
+    } else {
+        format!(
+            ": out of file descriptors (EMFILE on {} connects)",
+            e.connect_no_fd
+        )
+    }
 }
 
 /// The way out of a client-side limit that failed connects.
@@ -394,6 +408,13 @@ mod tests {
         ""
     );
     verdict!(
+        missing_ports_are_named,
+        |e| e.connect_no_port = 330,
+        |i| i.concurrency_reached = 9,
+        Verdict::UnderDelivered,
+        "at most 9 open at once: local ports exhausted (EADDRNOTAVAIL on 330 connects); wait"
+    );
+    verdict!(
         missing_connections_are_under_delivered,
         |e| (),
         |i| i.concurrency_reached = 40,
@@ -413,7 +434,9 @@ mod tests {
         let mut check = SelfCheck::of(&i);
         check.note_time_wait(&e, 28_000);
         assert!(
-            check.advice.starts_with("28000 sockets sit in TIME_WAIT"),
+            check
+                .advice
+                .starts_with("28000 sockets in TIME_WAIT on this host now"),
             "{}",
             check.advice
         );
