@@ -183,9 +183,10 @@ fn comparison_doc() -> Value {
             })
             .collect()
     };
-    let figures = compare(&side(10), &side(11));
+    let (a, b) = (side(10), side(11));
+    let figures = compare(&a, &b);
     let url = "http://127.0.0.1:8080/json".to_string();
-    let doc = CompareDoc::new(
+    let mut doc = CompareDoc::new(
         "0.1.0",
         2,
         SideJson {
@@ -198,6 +199,8 @@ fn comparison_doc() -> Value {
         },
         &figures,
     );
+    let conclusion = twelve_report::visual::compare_verdict::conclude(&a, &b, &figures, false);
+    doc.conclusion = Some((&conclusion).into());
     serde_json::from_str(&doc.to_json()).unwrap()
 }
 
