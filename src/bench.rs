@@ -74,9 +74,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut config = config(&args, &urls)?;
     config.worker_cpus = plan.workers;
-    let outcome = run_load(&config);
+    let mut window = crate::server_cpu::Window::default();
+    let outcome = run_load(&config, &mut window);
     server.stop();
     let mut outcome = outcome?;
+    if plan.server.is_some() {
+        outcome.result.server = window.cost();
+    }
     outcome.result.info.server_cpu = plan.server;
     outcome.result.info.max_error_percent = Some(max_errors);
     let summary = write_outputs(&args, outcome, &slos)?;
@@ -96,13 +100,17 @@ fn plan_cpus(args: &Flags) -> anyhow::Result<CpuPlan> {
 /// Runs the generator with the live line (on a terminal only, sampled by the main thread
 /// from the workers' atomics, so the measuring threads pay nothing for it) and Ctrl-C ending
 /// the run early with a full report (as wrk does).
-fn run_load(config: &Config) -> anyhow::Result<twelve_load::Outcome> {
+fn run_load(
+    config: &Config,
+    window: &mut crate::server_cpu::Window,
+) -> anyhow::Result<twelve_load::Outcome> {
     let live = std::io::stderr().is_terminal();
     let mut last = (Duration::ZERO, 0u64);
     let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt.clone())
         .context("installing the SIGINT handler")?;
     let outcome = twelve_load::run_until(config, &interrupt, |p| {
+        window.sample(p.measuring, p.finished, p.requests, p.elapsed);
         if live {
             let phase = if p.measuring { "" } else { " (warm-up)" };
             let dt = (p.elapsed - last.0).as_secs_f64();

@@ -8,6 +8,7 @@ mod limits;
 mod load_args;
 mod outcome;
 mod serve;
+mod server_cpu;
 mod sweep;
 
 use clap::{Parser, Subcommand};

@@ -102,6 +102,7 @@ mod tests {
             },
             elapsed: Duration::from_secs(1),
             workers: vec![w],
+            server: None,
         };
         let slos: Vec<Slo> = slo.iter().map(|s| Slo::parse(s).unwrap()).collect();
         Summary::new(&run, &slos)

@@ -41,6 +41,10 @@ fn embedded_default_prints_a_wrk_style_report() {
         "Latency Distribution",
         "Requests/sec:",
         "Client:",
+        "Server (embedded, CPU ",
+        "requests per server CPU-second",
+        "Self-check: closed model, concurrency 4 of 4 asked",
+        "Verdict: ",
     ] {
         assert!(text.contains(line), "missing {line}: {text}");
     }
@@ -66,6 +70,15 @@ fn json_has_the_documented_fields() {
         }
     }
     assert!(doc["connections"]["reached"].as_bool().unwrap());
+    // The embedded server's side, read from its thread in this same process.
+    let server = &doc["server"];
+    assert_eq!(server["cpu"], doc["config"]["server_cpu"], "{doc}");
+    assert!(server["requests"].as_u64().unwrap() > 0, "{doc}");
+    for key in ["cpu_ns_per_request", "requests_per_cpu_s"] {
+        assert!(server[key].as_f64().unwrap() > 0.0, "server.{key}: {doc}");
+    }
+    let verdict = doc["self_check"]["verdict"].as_str().unwrap();
+    assert!(["valid", "client-bound"].contains(&verdict), "{doc}");
     assert!(doc["client"]["cpu_ns_per_request"].as_f64().unwrap() > 0.0);
     // The host's state rides along: the doctor's summary, one entry per check.
     let checks = doc["doctor"]["checks"].as_array().expect("doctor.checks");

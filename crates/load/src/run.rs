@@ -14,13 +14,15 @@ use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 use twelve_report::{IntervalRecord, Recorder, RunInfo, RunResult, WorkerResult};
 
-/// Live progress, sampled from the workers' atomics about once a second.
+/// Live progress, sampled from the workers' atomics four times a second.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     /// Time since the run started (warm-up included).
     pub elapsed: Duration,
     /// Whether the warm-up is over.
     pub measuring: bool,
+    /// Whether every worker is done (the last sample of the run).
+    pub finished: bool,
     /// Responses so far (warm-up included).
     pub requests: u64,
     /// Failures so far (warm-up included).
@@ -67,7 +69,8 @@ impl std::error::Error for LoadError {
     }
 }
 
-/// Runs the load described by `config`, calling `tick` about once a second with progress.
+/// Runs the load described by `config`, calling `tick` with progress four times a second, at
+/// the end of the warm-up, and once at the end.
 pub fn run(config: &Config, tick: impl FnMut(&Progress)) -> Result<Outcome, LoadError> {
     run_until(config, &AtomicBool::new(false), tick)
 }
@@ -104,6 +107,8 @@ pub fn run_until(
             info: info_of(config),
             elapsed,
             workers,
+            // The caller knows whether a server ran beside the load; see twelve's bench.rs.
+            server: None,
         },
         intervals,
         start,
@@ -246,25 +251,35 @@ fn merge_intervals(
         .collect()
 }
 
-/// Samples progress until every worker is done.
+/// How often live progress is sampled: often enough for a live view to move smoothly, rare
+/// enough that the main thread's wake-ups cost the measuring workers nothing they would notice.
+const TICK: Duration = Duration::from_millis(250);
+
+/// Samples progress until every worker is done: every [`TICK`], once more at the moment the
+/// warm-up ends (so a caller can take its own readings, such as the embedded server's CPU
+/// time, at the start of the measured window), and a last time when all are done.
 fn watch<C: Clock>(s: &Shared<C>, interrupt: &AtomicBool, mut tick: impl FnMut(&Progress)) {
-    let mut next = Duration::from_secs(1);
+    let mut next = TICK;
+    let mut was_measuring = false;
     loop {
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(10));
         if interrupt.load(Ordering::Relaxed) {
             // Relaxed: workers poll the flag every loop turn; nothing else hangs on it.
             s.stop.store(true, Ordering::Relaxed);
         }
-        if s.progress.iter().all(|p| p.done.load(Ordering::Acquire)) {
-            return;
-        }
+        let finished = s.progress.iter().all(|p| p.done.load(Ordering::Acquire));
         let now = s.clock.now_ns();
         let elapsed = Duration::from_nanos(now);
-        if elapsed >= next {
-            next += Duration::from_secs(1);
+        let measuring = now >= s.measure_start_ns;
+        if elapsed >= next || measuring != was_measuring || finished {
+            while next <= elapsed {
+                next += TICK;
+            }
+            was_measuring = measuring;
             tick(&Progress {
                 elapsed,
-                measuring: now >= s.measure_start_ns,
+                measuring,
+                finished,
                 requests: s
                     .progress
                     .iter()
@@ -276,6 +291,9 @@ fn watch<C: Clock>(s: &Shared<C>, interrupt: &AtomicBool, mut tick: impl FnMut(&
                     .map(|p| p.errors.load(Ordering::Relaxed))
                     .sum(),
             });
+        }
+        if finished {
+            return;
         }
     }
 }

@@ -46,6 +46,9 @@ pub struct JsonReport {
     pub slo: Vec<SloOutcome>,
     /// Whether the load was delivered: rates, schedule lag, concurrency, the verdict.
     pub self_check: SelfCheck,
+    /// The embedded server's cost (runs without a URL only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::server::ServerFigures>,
     /// The host's state (the `twelve doctor` summary), so every run carries it; the caller
     /// fills it in because this crate does not read the host.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -218,6 +221,7 @@ impl JsonReport {
             client: Client::of(s),
             slo: s.slo.clone(),
             self_check: s.check.clone(),
+            server: s.server,
             doctor: None,
         }
     }

@@ -193,6 +193,18 @@ pub struct WorkerResult {
     pub conns: ConnCounts,
 }
 
+/// What the embedded server spent over (about) the measured window: its threads' CPU time
+/// and the responses the client counted between the same two readings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerCost {
+    /// CPU time of the server's threads.
+    pub cpu: Duration,
+    /// Responses between the readings.
+    pub requests: u64,
+    /// Wall time between the readings.
+    pub wall: Duration,
+}
+
 /// A finished run: configuration plus every worker's result.
 #[derive(Debug, Clone, Default)]
 pub struct RunResult {
@@ -202,6 +214,8 @@ pub struct RunResult {
     pub elapsed: Duration,
     /// Workers, in order.
     pub workers: Vec<WorkerResult>,
+    /// The embedded server's cost, when the run had one (no URL).
+    pub server: Option<ServerCost>,
 }
 
 impl RunResult {

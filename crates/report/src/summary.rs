@@ -46,6 +46,8 @@ pub struct Summary {
     pub slo: Vec<SloOutcome>,
     /// Whether the load was delivered, and so what the figures describe.
     pub check: SelfCheck,
+    /// The embedded server's cost, when the run had one.
+    pub server: Option<crate::server::ServerFigures>,
 }
 
 /// Percentile summaries of the merged histograms, µs.
@@ -155,6 +157,9 @@ impl Summary {
             slo: Vec::new(),
             // Judged just below, from the figures above.
             check: SelfCheck::default(),
+            server: run
+                .server
+                .map(|c| crate::server::ServerFigures::of(&c, run.info.server_cpu)),
         };
         s.check = s.self_check(run);
         s.slo = slos.iter().map(|slo| slo.check(&s)).collect();

@@ -24,6 +24,7 @@ pub fn render(s: &Summary) -> String {
     let _ = writeln!(o, "Requests/sec: {:>10.2}", s.rps);
     let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(s.bytes_per_s));
     client(&mut o, s);
+    crate::verdict_text::server(&mut o, s);
     crate::verdict_text::self_check(&mut o, s);
     for v in &s.slo {
         if s.requests == 0 {

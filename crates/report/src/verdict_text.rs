@@ -1,9 +1,23 @@
-//! The text report's self-check block: offered against achieved load, the open model's
+//! The text report's embedded-server line and self-check block: offered against achieved load, the open model's
 //! schedule lag, concurrency, the client's cost, and the verdict with its advice.
 use crate::format::{latency_us, metric};
 use crate::summary::Summary;
 use crate::verdict::Verdict;
 use std::fmt::Write;
+
+/// The embedded server's line: what it spent per request, on any machine.
+pub(crate) fn server(o: &mut String, s: &Summary) {
+    let Some(sv) = &s.server else { return };
+    let _ = writeln!(
+        o,
+        "Server (embedded{}): {:.0} ns CPU per request, {} requests per server CPU-second, \
+         {:.0}% busy",
+        sv.cpu.map_or(String::new(), |c| format!(", CPU {c}")),
+        sv.cpu_ns_per_request,
+        metric(sv.requests_per_cpu_s),
+        sv.busy * 100.0
+    );
+}
 
 /// Writes the `Self-check:` block.
 pub(crate) fn self_check(o: &mut String, s: &Summary) {

@@ -124,6 +124,7 @@ mod tests {
             },
             elapsed: Duration::from_secs(1),
             workers: vec![w],
+            server: None,
         };
         Summary::new(&run, &[])
     }

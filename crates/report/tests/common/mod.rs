@@ -49,6 +49,7 @@ pub fn step(load: f64, base_us: u64) -> Step {
         },
         elapsed: Duration::from_secs(1),
         workers: vec![w],
+        server: None,
     };
     let slo = Slo::parse("p99<2ms").unwrap();
     Step {
