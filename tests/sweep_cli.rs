@@ -69,7 +69,15 @@ fn sweep_writes_csv_json_plots_and_html() {
     assert_eq!(doc["steps"][1]["report"]["config"]["connections"], 2);
     assert!(doc["version"].as_str().unwrap().contains("commit"));
 
-    for name in ["throughput", "latency", "distribution", "errors"] {
+    // No step failed a request: no errors chart.
+    assert!(!dir.join("plots").join("errors.svg").exists());
+    for name in [
+        "throughput",
+        "latency",
+        "distribution",
+        "throughput-over-time",
+        "latency-over-time",
+    ] {
         let svg = std::fs::read_to_string(dir.join("plots").join(format!("{name}.svg"))).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
@@ -77,8 +85,10 @@ fn sweep_writes_csv_json_plots_and_html() {
         );
     }
     let html = std::fs::read_to_string(dir.join("s.html")).unwrap();
-    assert_eq!(html.matches("<svg").count(), 4);
+    assert_eq!(html.matches("<svg").count(), 5);
     assert!(html.contains("doctor's summary was not available"));
+    // Each step's self-check verdict is in the table.
+    assert!(html.contains("<th class=\"k\">verdict</th>"), "{html}");
 }
 
 #[test]

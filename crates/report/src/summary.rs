@@ -32,6 +32,8 @@ pub struct Summary {
     pub percentiles: LatencySummary,
     /// wrk's `Req/Sec` row over every worker's per-second counts.
     pub req_per_sec: ReqPerSec,
+    /// Responses in each whole second of the measured window, all workers summed.
+    pub per_second: Vec<u64>,
     /// All workers' errors summed.
     pub errors: Errors,
     /// All workers' connection counts summed.
@@ -129,6 +131,7 @@ impl Summary {
             latency,
             percentiles,
             req_per_sec: ReqPerSec::of(run),
+            per_second: per_second(run),
             errors: run.merged_errors(),
             conns: run.merged_conns(),
             concurrency_reached: run.concurrency_reached(),
@@ -260,6 +263,20 @@ impl Slo {
         outcome.pass &= s.requests > 0;
         outcome
     }
+}
+
+/// Every worker's per-second counts summed second by second.
+fn per_second(run: &RunResult) -> Vec<u64> {
+    let mut all: Vec<u64> = Vec::new();
+    for w in &run.workers {
+        if all.len() < w.per_second.len() {
+            all.resize(w.per_second.len(), 0);
+        }
+        for (a, n) in all.iter_mut().zip(&w.per_second) {
+            *a += n;
+        }
+    }
+    all
 }
 
 impl ReqPerSec {

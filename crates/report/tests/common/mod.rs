@@ -32,6 +32,9 @@ pub fn step(load: f64, base_us: u64) -> Step {
         w.per_second.push(1);
     }
     w.per_second.truncate(1);
+    // Every asked connection open: the self-check's concurrency holds.
+    w.conns.established = load as u64;
+    w.conns.peak_open = load as u64;
     w.errors.timeout = 3;
     w.errors.status[503] = 2;
     w.errors.status[200] = 998;
@@ -86,5 +89,9 @@ pub fn page() -> HtmlPage {
             "unknown": 0, "checks": [{"id": "cpu.governor", "status": "advise"},
             {"id": "net.somaxconn", "status": "ok"}]}),
         ),
+        verdicts: steps
+            .iter()
+            .map(|s| s.summary.check.verdict.word())
+            .collect(),
     }
 }
