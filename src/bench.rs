@@ -4,7 +4,6 @@ use crate::load_args::{CpuPlan, Embedded, LoadArgs};
 use anyhow::Context;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 use twelve_load::{Config, parse_duration, parse_rate};
 use twelve_report::{IntervalLog, JsonReport, Slo, Summary};
 
@@ -97,37 +96,23 @@ fn plan_cpus(args: &Flags) -> anyhow::Result<CpuPlan> {
     args.load.cpus(args.urls.is_empty())
 }
 
-/// Runs the generator with the live line (on a terminal only, sampled by the main thread
-/// from the workers' atomics, so the measuring threads pay nothing for it) and Ctrl-C ending
-/// the run early with a full report (as wrk does).
+/// Runs the generator with the live view (a redrawn line on a terminal, a plain line a
+/// second otherwise; sampled by the main thread from the workers' atomics, so the measuring
+/// threads pay nothing for it but one counter per response) and Ctrl-C ending the run early
+/// with a full report (as wrk does). `window` takes the embedded server's CPU readings.
 fn run_load(
     config: &Config,
     window: &mut crate::server_cpu::Window,
 ) -> anyhow::Result<twelve_load::Outcome> {
-    let live = std::io::stderr().is_terminal();
-    let mut last = (Duration::ZERO, 0u64);
+    let mut live =
+        crate::live::Live::new(std::io::stderr().is_terminal(), config.stop, config.warmup);
     let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt.clone())
         .context("installing the SIGINT handler")?;
     let outcome = twelve_load::run_until(config, &interrupt, |p| {
         window.sample(p.measuring, p.finished, p.requests, p.elapsed);
-        if live {
-            let phase = if p.measuring { "" } else { " (warm-up)" };
-            let dt = (p.elapsed - last.0).as_secs_f64();
-            let rate = (p.requests - last.1) as f64 / dt.max(1e-9);
-            last = (p.elapsed, p.requests);
-            eprint!(
-                "\r\x1b[2K  {:>4.0}s{phase}  {} requests  {:.0} req/s  {} errors",
-                p.elapsed.as_secs_f64(),
-                p.requests,
-                rate,
-                p.errors
-            );
-        }
+        live.show(p);
     });
-    if live {
-        eprint!("\r\x1b[2K");
-    }
     Ok(outcome?)
 }
 
@@ -200,6 +185,7 @@ fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
 mod tests {
     use super::*;
     use clap::Parser;
+    use std::time::Duration;
     use twelve_load::{Arrival, Model, Stop};
 
     #[derive(Parser)]

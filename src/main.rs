@@ -5,6 +5,7 @@ mod bench;
 mod compare;
 mod doctor;
 mod limits;
+mod live;
 mod load_args;
 mod outcome;
 mod serve;

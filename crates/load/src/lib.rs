@@ -23,6 +23,7 @@ mod conn;
 mod dispatch;
 mod epoll;
 mod io;
+pub mod live;
 pub mod request;
 pub mod run;
 pub mod schedule;
@@ -36,6 +37,7 @@ pub use coalesce::Coalesce;
 pub use config::{
     Arrival, Config, ConfigError, Model, Stop, Target, parse_count, parse_duration, parse_rate,
 };
+pub use live::ErrorKinds;
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;
 pub use source::parse_sources;

@@ -3,6 +3,7 @@
 use crate::clock::{Clock, MonoClock};
 use crate::coalesce::Coalesce;
 use crate::config::{Arrival, Config, ConfigError, Model, Stop};
+use crate::live::LiveSum;
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
 use crate::worker::{Interval, ProgressSlot, Shared, Worker};
@@ -27,6 +28,13 @@ pub struct Progress {
     pub requests: u64,
     /// Failures so far (warm-up included).
     pub errors: u64,
+    /// Failures so far by kind (warm-up included).
+    pub kinds: crate::live::ErrorKinds,
+    /// Median latency (corrected, coarse: within about 12%) of the responses so far: of the
+    /// warm-up while it lasts, then of the measured window.
+    pub p50_ns: Option<u64>,
+    /// 99th percentile, likewise.
+    pub p99_ns: Option<u64>,
 }
 
 /// A finished run.
@@ -261,6 +269,8 @@ const TICK: Duration = Duration::from_millis(250);
 fn watch<C: Clock>(s: &Shared<C>, interrupt: &AtomicBool, mut tick: impl FnMut(&Progress)) {
     let mut next = TICK;
     let mut was_measuring = false;
+    // The live percentiles count from the end of the warm-up once it is over.
+    let mut base: Option<LiveSum> = None;
     loop {
         std::thread::sleep(Duration::from_millis(10));
         if interrupt.load(Ordering::Relaxed) {
@@ -275,11 +285,18 @@ fn watch<C: Clock>(s: &Shared<C>, interrupt: &AtomicBool, mut tick: impl FnMut(&
             while next <= elapsed {
                 next += TICK;
             }
+            let live = LiveSum::of(s.progress.iter().map(|p| &p.live));
+            if measuring && !was_measuring {
+                base = Some(live.clone());
+            }
             was_measuring = measuring;
             tick(&Progress {
                 elapsed,
                 measuring,
                 finished,
+                kinds: live.kinds,
+                p50_ns: live.quantile_since(base.as_ref(), 0.50),
+                p99_ns: live.quantile_since(base.as_ref(), 0.99),
                 requests: s
                     .progress
                     .iter()

@@ -4,6 +4,7 @@
 use crate::coalesce::MeanLatency;
 use crate::config::{Config, Stop};
 use crate::conn::{Answer, Failure};
+use crate::live::{BUCKETS, ErrorKinds, bucket};
 use crate::worker::{Interval, ProgressSlot};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -46,6 +47,11 @@ pub(crate) struct Tally {
     /// Whole-run counts, for live progress.
     requests_all: u64,
     errors_all: u64,
+    /// Whole-run failures by class and non-2xx/3xx responses, for the live view's kinds.
+    errors_run: Errors,
+    bad_status_all: u64,
+    /// Whole-run coarse latency histogram, for the live view's percentiles.
+    live_hist: Box<[u64; BUCKETS]>,
     /// Last successful connect or response: a count-bounded run with no progress for long
     /// gives up instead of retrying a dead server forever.
     last_progress_ns: u64,
@@ -83,6 +89,9 @@ impl Tally {
             tail_from_ns: u64::MAX,
             requests_all: 0,
             errors_all: 0,
+            errors_run: Errors::default(),
+            bad_status_all: 0,
+            live_hist: Box::new([0; BUCKETS]),
             last_progress_ns: 0,
             mean_latency: MeanLatency::default(),
         }
@@ -157,11 +166,21 @@ impl Tally {
     pub(crate) fn publish(&self, slot: &ProgressSlot) {
         slot.requests.store(self.requests_all, Ordering::Relaxed);
         slot.errors.store(self.errors_all, Ordering::Relaxed);
+        let e = &self.errors_run;
+        let kinds = ErrorKinds {
+            connect: e.connect_refused + e.connect_timeout + e.connect_other,
+            io: e.read + e.write,
+            timeout: e.timeout,
+            parse: e.parse + e.body_length,
+            status: self.bad_status_all,
+        };
+        slot.live.publish(&self.live_hist, &kinds);
     }
 
     /// Counts an error in the measured window (and always in live progress).
-    pub(crate) fn count(&mut self, f: impl FnOnce(&mut Errors)) {
+    pub(crate) fn count(&mut self, f: impl Fn(&mut Errors)) {
         self.errors_all += 1;
+        f(&mut self.errors_run);
         if self.measuring {
             f(&mut self.res.errors);
         }
@@ -210,6 +229,8 @@ impl Tally {
         self.requests_all += 1;
         self.last_progress_ns = now_ns;
         self.mean_latency.add(now_ns.saturating_sub(a.sent_ns));
+        self.live_hist[bucket(now_ns.saturating_sub(a.intended_ns))] += 1;
+        self.bad_status_all += u64::from(!(200..400).contains(&a.code));
         if !self.measuring {
             return;
         }

@@ -33,6 +33,7 @@ pub(crate) struct ProgressSlot {
     pub requests: AtomicU64,
     pub errors: AtomicU64,
     pub done: AtomicBool,
+    pub live: crate::live::LiveSlot,
 }
 
 /// What every worker of a run shares (read-only but for atomics).
