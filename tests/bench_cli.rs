@@ -284,3 +284,21 @@ fn source_of_the_wrong_family_is_refused() {
         "{err}"
     );
 }
+
+/// Off a terminal (as in CI) the live view is a plain line a second on stderr.
+#[test]
+fn progress_off_a_terminal_is_plain_lines() {
+    let out = bench(&["-d", "1500ms", "--warmup", "0", "-c", "2", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("req/s")).collect();
+    assert!(!lines.is_empty(), "{err}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("twelve bench: ") && !l.contains('\r')),
+        "{err}"
+    );
+    assert!(lines[0].contains("/1.5s"), "{err}");
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("stdout stays JSON");
+}
