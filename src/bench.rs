@@ -25,7 +25,8 @@ struct Flags {
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
     requests: Option<String>,
     /// Open model: requests per second from one global schedule, each due request taken by
-    /// any idle connection; latency is also recorded from the intended start.
+    /// any idle connection; latency is also recorded from the intended start. A ramp:
+    /// FROM:TO rises linearly over -d; FROM:TO:STEP holds each rate for -d (10k:100k:10k).
     #[arg(short = 'R', long, value_name = "RATE")]
     rate: Option<String>,
     #[command(flatten)]
@@ -173,7 +174,17 @@ fn write_outputs(
 fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
     let mut c = args.load.config(urls, args.requests.as_deref())?;
     if let Some(rate) = &args.rate {
-        c.model = args.load.open(parse_rate(rate).context("-R/--rate")?);
+        match twelve_load::Ramp::parse(rate)? {
+            // A ramp: -d is each step's duration (a linear ramp's whole), the run is them all.
+            Some(ramp) => {
+                c.model = args.load.open(ramp.from_per_s);
+                c.ramp = Some(ramp);
+                if let twelve_load::Stop::Duration(per_step) = c.stop {
+                    c.stop = twelve_load::Stop::Duration(ramp.window(per_step));
+                }
+            }
+            None => c.model = args.load.open(parse_rate(rate).context("-R/--rate")?),
+        }
     }
     if args.hdr_log.is_some() {
         c.hdr_interval = Some(parse_duration(&args.hdr_interval).context("--hdr-interval")?);
@@ -230,6 +241,16 @@ mod tests {
                 ..
             }
         ) && c.model != Model::Closed
+    );
+    flags!(
+        linear_ramp_spans_the_duration,
+        ["-R", "1k:9k", "-d", "4s"],
+        |c| c.ramp.is_some() && c.stop == Stop::Duration(Duration::from_secs(4))
+    );
+    flags!(
+        stepped_ramp_runs_each_step_for_the_duration,
+        ["-R", "1k:3k:1k", "-d", "2s"],
+        |c| c.stop == Stop::Duration(Duration::from_secs(6))
     );
     flags!(headers_repeat, ["-H", "A: 1", "-H", "B: 2"], |c| c
         .headers

@@ -302,3 +302,38 @@ fn progress_off_a_terminal_is_plain_lines() {
     assert!(lines[0].contains("/1.5s"), "{err}");
     serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("stdout stays JSON");
 }
+
+/// A stepped ramp in one run: 2k, 4k, 6k req/s for 300 ms each, offered 4k on average and
+/// 6k over the last 20%, judged by the same self-check.
+#[test]
+fn a_stepped_ramp_runs_every_step_and_judges_the_end_rate() {
+    let out = bench(&[
+        "-R", "2k:6k:2k", "-d", "300ms", "--warmup", "0", "-c", "8", "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let near = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1e-6;
+    assert!(near(&doc["config"]["rate_per_s"], 4000.0), "{doc}");
+    assert!(near(&doc["config"]["planned_duration_s"], 0.9), "{doc}");
+    let ramp = doc["config"]["ramp"].as_str().unwrap();
+    assert!(
+        ramp.contains("2000 to 6000 req/s in steps of 2000"),
+        "{ramp}"
+    );
+    assert!(
+        near(&doc["self_check"]["offered_rate_per_s"], 4000.0),
+        "{doc}"
+    );
+    assert!(doc["self_check"]["rate_ratio_end"].is_number(), "{doc}");
+}
+
+#[test]
+fn a_ramp_by_count_is_refused() {
+    let out = bench(&["-R", "1k:2k", "-n", "100"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("a ramp) runs by time: use -d"),
+        "{}",
+        stderr(&out)
+    );
+}

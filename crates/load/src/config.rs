@@ -132,6 +132,9 @@ pub struct Config {
     /// Source addresses the connections are spread over (`--source`); empty: the kernel
     /// picks.
     pub sources: Vec<std::net::IpAddr>,
+    /// Open model: a rate ramp instead of one rate; [`Stop::Duration`] is then the whole
+    /// ramp (each step's duration times the steps).
+    pub ramp: Option<crate::Ramp>,
 }
 
 impl Config {
@@ -155,6 +158,7 @@ impl Config {
             hdr_interval: None,
             coalesce: crate::Coalesce::Auto,
             sources: Vec::new(),
+            ramp: None,
         }
     }
 
@@ -198,6 +202,22 @@ impl Config {
                 "--source {src}: not of the target's address family ({})",
                 self.targets[0].addr
             )));
+        }
+        if self.ramp.is_some() {
+            if !matches!(self.stop, Stop::Duration(_)) {
+                return bad("-R FROM:TO (a ramp) runs by time: use -d, not -n");
+            }
+            if matches!(
+                self.model,
+                Model::Open {
+                    arrival: Arrival::Poisson,
+                    ..
+                }
+            ) {
+                return bad(
+                    "-R FROM:TO (a ramp) has uniform arrivals only: drop --arrival poisson",
+                );
+            }
         }
         match self.stop {
             Stop::Duration(d) if d.is_zero() => {

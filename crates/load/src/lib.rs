@@ -24,6 +24,7 @@ mod dispatch;
 mod epoll;
 mod io;
 pub mod live;
+pub mod ramp;
 pub mod request;
 pub mod run;
 pub mod schedule;
@@ -38,6 +39,7 @@ pub use config::{
     Arrival, Config, ConfigError, Model, Stop, Target, parse_count, parse_duration, parse_rate,
 };
 pub use live::ErrorKinds;
+pub use ramp::Ramp;
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;
 pub use source::parse_sources;

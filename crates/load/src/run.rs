@@ -134,7 +134,15 @@ fn shared_state(config: &Config) -> (Shared<MonoClock>, u64) {
         Stop::Duration(d) => (measure_start_ns + d.as_nanos() as u64, u64::MAX),
         Stop::Requests(n) => (u64::MAX, n),
     };
+    let ramp = match (config.model, config.ramp, config.stop) {
+        (Model::Open { .. }, Some(ramp), Stop::Duration(window)) => Some((ramp, window)),
+        _ => None,
+    };
     let schedule = match config.model {
+        _ if ramp.is_some() => ramp.map(|(ramp, window)| {
+            let per_step = window / ramp.step_rates().len() as u32;
+            Schedule::ramp(ramp.segments(config.warmup, per_step), t0, limit)
+        }),
         Model::Closed => None,
         Model::Open {
             rate_per_s,
@@ -331,7 +339,28 @@ pub fn info_of(config: &Config) -> RunInfo {
             }),
         ),
     };
+    // A ramp's offered rate is its mean over the window, and over the window's last 20%.
+    let (rate_per_s, offered_end_per_s, ramp) = match (rate_per_s, config.ramp, config.stop) {
+        (Some(_), Some(r), Stop::Duration(window)) => {
+            let per_step = window / r.step_rates().len() as u32;
+            let w = window.as_secs_f64();
+            let mean = |a: f64| r.mean_rate(config.warmup, per_step, a, w);
+            let text = match r.step_per_s {
+                None => format!("linear {} to {} req/s", r.from_per_s, r.to_per_s),
+                Some(step) => format!(
+                    "{} to {} req/s in steps of {step}, {}s each",
+                    r.from_per_s,
+                    r.to_per_s,
+                    per_step.as_secs_f64()
+                ),
+            };
+            (Some(mean(0.0)), Some(mean(0.8 * w)), Some(text))
+        }
+        _ => (rate_per_s, None, None),
+    };
     RunInfo {
+        offered_end_per_s,
+        ramp,
         urls: config.targets.iter().map(|t| t.url.clone()).collect(),
         method: config.method.clone(),
         threads: config.worker_cpus.len(),

@@ -8,6 +8,7 @@
 //! claimed with one compare-and-swap on a shared counter. Poisson arrivals need the previous
 //! arrival to draw the next gap, so they sit behind a mutex; at the rates an open-model test
 //! runs (≤ a few 100 k/s) one uncontended lock per claim batch is noise.
+use crate::ramp::Segment;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -28,6 +29,11 @@ enum Kind {
     Poisson {
         state: Mutex<Poisson>,
         mean_gap_ns: f64,
+    },
+    /// A rate ramp (`-R A:B`): slot `k` is due when the expected count reaches `k`.
+    Ramp {
+        next: AtomicU64,
+        segments: Vec<Segment>,
     },
 }
 
@@ -70,12 +76,28 @@ impl Schedule {
         }
     }
 
+    /// Arrivals along a ramp's rate segments (see [`crate::ramp`]) from `start_ns`.
+    pub(crate) fn ramp(segments: Vec<Segment>, start_ns: u64, limit: u64) -> Self {
+        Self {
+            start_ns,
+            limit,
+            kind: Kind::Ramp {
+                next: AtomicU64::new(0),
+                segments,
+            },
+        }
+    }
+
     /// When the next unclaimed slot is due, or `None` once all `limit` are claimed.
     pub fn next_due_ns(&self) -> Option<u64> {
         match &self.kind {
             Kind::Uniform { next, interval_ns } => {
                 let k = next.load(Ordering::Relaxed);
                 (k < self.limit).then(|| self.uniform_at(k, *interval_ns))
+            }
+            Kind::Ramp { next, segments } => {
+                let k = next.load(Ordering::Relaxed);
+                (k < self.limit).then(|| self.ramp_at(k, segments))
             }
             Kind::Poisson { state, .. } => {
                 let p = state.lock().unwrap_or_else(|e| e.into_inner());
@@ -87,7 +109,9 @@ impl Schedule {
     /// Slots claimed so far.
     pub fn claimed(&self) -> u64 {
         match &self.kind {
-            Kind::Uniform { next, .. } => next.load(Ordering::Relaxed).min(self.limit),
+            Kind::Uniform { next, .. } | Kind::Ramp { next, .. } => {
+                next.load(Ordering::Relaxed).min(self.limit)
+            }
             Kind::Poisson { state, .. } => state.lock().unwrap_or_else(|e| e.into_inner()).k,
         }
     }
@@ -106,24 +130,15 @@ impl Schedule {
                 }
                 // Slots 0..=due are due now.
                 let due = ((now_ns - self.start_ns) as f64 / interval_ns).floor() as u64;
-                let mut k = next.load(Ordering::Relaxed);
-                loop {
-                    let end = (due + 1).min(self.limit).min(k + max as u64);
-                    if end <= k {
-                        return 0;
-                    }
-                    // Relaxed suffices: the counter is the only shared state, and each slot's
-                    // time is a pure function of its index.
-                    match next.compare_exchange_weak(k, end, Ordering::Relaxed, Ordering::Relaxed) {
-                        Ok(_) => {
-                            for slot in k..end {
-                                take(slot, self.uniform_at(slot, interval_ns));
-                            }
-                            return (end - k) as usize;
-                        }
-                        Err(actual) => k = actual,
-                    }
+                self.claim_counted(next, due, max, take, |k| self.uniform_at(k, interval_ns))
+            }
+            Kind::Ramp { next, segments } => {
+                if now_ns < self.start_ns {
+                    return 0;
                 }
+                let t_s = (now_ns - self.start_ns) as f64 / 1e9;
+                let due = crate::ramp::count_at(segments, t_s).floor() as u64;
+                self.claim_counted(next, due, max, take, |k| self.ramp_at(k, segments))
             }
             Kind::Poisson { state, mean_gap_ns } => {
                 let mut p = state.lock().unwrap_or_else(|e| e.into_inner());
@@ -138,6 +153,40 @@ impl Schedule {
                 n
             }
         }
+    }
+
+    /// Claims slots `next..=due` (at most `max`) with one compare-and-swap; `at` gives a
+    /// slot's intended time.
+    fn claim_counted(
+        &self,
+        next: &AtomicU64,
+        due: u64,
+        max: usize,
+        mut take: impl FnMut(u64, u64),
+        at: impl Fn(u64) -> u64,
+    ) -> usize {
+        let mut k = next.load(Ordering::Relaxed);
+        loop {
+            let end = (due + 1).min(self.limit).min(k + max as u64);
+            if end <= k {
+                return 0;
+            }
+            // Relaxed suffices: the counter is the only shared state, and each slot's time is
+            // a pure function of its index.
+            match next.compare_exchange_weak(k, end, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    for slot in k..end {
+                        take(slot, at(slot));
+                    }
+                    return (end - k) as usize;
+                }
+                Err(actual) => k = actual,
+            }
+        }
+    }
+
+    fn ramp_at(&self, k: u64, segments: &[Segment]) -> u64 {
+        self.start_ns + (crate::ramp::time_of(segments, k as f64) * 1e9) as u64
     }
 
     fn uniform_at(&self, k: u64, interval_ns: f64) -> u64 {

@@ -74,6 +74,9 @@ pub struct Config {
     pub rate_per_s: Option<f64>,
     /// Open model: `"uniform"` or `"poisson"`.
     pub arrival: Option<String>,
+    /// Open model with a rate ramp: how it ramps (`rate_per_s` is then its mean).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<String>,
     /// Planned measured duration.
     pub planned_duration_s: Option<f64>,
     /// Planned request count.
@@ -247,6 +250,7 @@ impl Config {
             },
             rate_per_s: info.rate_per_s,
             arrival: info.arrival.clone(),
+            ramp: info.ramp.clone(),
             planned_duration_s: info.duration.map(|d| d.as_secs_f64()),
             planned_requests: info.requests,
             warmup_s: info.warmup.as_secs_f64(),

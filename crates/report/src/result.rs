@@ -21,6 +21,11 @@ pub struct RunInfo {
     pub rate_per_s: Option<f64>,
     /// `"uniform"` or `"poisson"` (open model only).
     pub arrival: Option<String>,
+    /// Open model with a rate ramp: how it ramps (`rate_per_s` is then its mean).
+    pub ramp: Option<String>,
+    /// Open model: the offered rate over the last 20% of the window, when it differs from
+    /// `rate_per_s` (a ramp).
+    pub offered_end_per_s: Option<f64>,
     /// Planned measured duration (after warm-up), when run by time.
     pub duration: Option<Duration>,
     /// Planned request count, when run by count.

@@ -175,6 +175,7 @@ impl Summary {
         let lag = &self.percentiles.queue_wait;
         SelfCheck::of(&Inputs {
             offered_rate_per_s: open,
+            offered_end_per_s: self.info.offered_end_per_s,
             achieved_rate_per_s: self.rps,
             achieved_rate_end: self.rate_end(run),
             schedule_lag_us: open.map(|_| (lag.max_us, lag.p99_us)),

@@ -55,13 +55,14 @@ fn heading(o: &mut String, s: &Summary) {
         (None, None) => "unbounded".into(),
     };
     let _ = writeln!(o, "Running {what} test @ {}", info.urls.join(", "));
-    let model = match info.rate_per_s {
-        Some(r) => format!(
+    let model = match (info.rate_per_s, &info.ramp) {
+        (Some(r), Some(ramp)) => format!("open model ramp {ramp} (mean {} req/s)", metric(r)),
+        (Some(r), None) => format!(
             "open model at {} req/s ({})",
             metric(r),
             info.arrival.as_deref().unwrap_or("uniform")
         ),
-        None => "closed model".into(),
+        (None, _) => "closed model".into(),
     };
     let conn_mode = match (info.keep_alive, info.requests_per_conn) {
         (false, _) => "new connection per request".to_string(),

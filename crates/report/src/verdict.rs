@@ -88,6 +88,8 @@ pub struct SelfCheck {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Inputs<'a> {
     pub offered_rate_per_s: Option<f64>,
+    /// The offered rate over the last 20%, when it differs (a ramp).
+    pub offered_end_per_s: Option<f64>,
     pub achieved_rate_per_s: f64,
     pub achieved_rate_end: Option<f64>,
     pub schedule_lag_us: Option<(f64, f64)>,
@@ -106,9 +108,9 @@ pub(crate) struct Inputs<'a> {
 
 impl SelfCheck {
     pub(crate) fn of(i: &Inputs<'_>) -> Self {
-        let ratio = |achieved: f64| i.offered_rate_per_s.map(|o| achieved / o);
-        let rate_ratio = ratio(i.achieved_rate_per_s);
-        let rate_ratio_end = i.achieved_rate_end.and_then(ratio);
+        let rate_ratio = i.offered_rate_per_s.map(|o| i.achieved_rate_per_s / o);
+        let offered_end = i.offered_end_per_s.or(i.offered_rate_per_s);
+        let rate_ratio_end = i.achieved_rate_end.zip(offered_end).map(|(a, o)| a / o);
         let (verdict, reason, advice) = judge(i, rate_ratio, rate_ratio_end);
         Self {
             verdict,
@@ -288,6 +290,7 @@ mod tests {
     fn inputs(errors: &Errors) -> Inputs<'_> {
         Inputs {
             offered_rate_per_s: None,
+            offered_end_per_s: None,
             achieved_rate_per_s: 1000.0,
             achieved_rate_end: Some(1000.0),
             schedule_lag_us: None,
