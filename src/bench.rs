@@ -21,6 +21,10 @@ struct Flags {
     /// in this process on a free 127.0.0.1 port, pinned to one CPU, and load its /json.
     #[arg(value_name = "URL")]
     urls: Vec<String>,
+    /// Targets from FILE in vegeta's format (METHOD URL, header lines, @body-file; blocks
+    /// apart by blank lines), taken in turn, instead of URLs.
+    #[arg(long, value_name = "FILE", conflicts_with = "urls")]
+    targets: Option<std::path::PathBuf>,
     /// Stop after this many requests instead of a duration (10k, 1M).
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
     requests: Option<String>,
@@ -94,7 +98,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// The embedded server's CPU (when there is no URL) and each worker's CPU.
 fn plan_cpus(args: &Flags) -> anyhow::Result<CpuPlan> {
-    args.load.cpus(args.urls.is_empty())
+    args.load
+        .cpus(args.urls.is_empty() && args.targets.is_none())
 }
 
 /// Runs the generator with the live view (a redrawn line on a terminal, a plain line a
@@ -173,6 +178,12 @@ fn write_outputs(
 /// The run configuration: the shared load flags, then -R and --hdr-interval.
 fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
     let mut c = args.load.config(urls, args.requests.as_deref())?;
+    if let Some(path) = &args.targets {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--targets {}", path.display()))?;
+        c.targets = twelve_load::parse_targets(&text, |p| std::fs::read(p))?;
+        args.load.connect_to(&mut c)?;
+    }
     if let Some(rate) = &args.rate {
         match twelve_load::Ramp::parse(rate)? {
             // A ramp: -d is each step's duration (a linear ramp's whole), the run is them all.

@@ -80,6 +80,10 @@ pub struct LoadArgs {
     /// list): each brings its own range of local ports, the way out of EADDRNOTAVAIL.
     #[arg(long, value_name = "LIST")]
     pub source: Option<String>,
+    /// Connect to HOST:PORT instead of the URL's host (the Host header stays the URL's), as
+    /// curl's --connect-to.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect_to: Option<String>,
 }
 
 /// The pause between runs, for the commands that make several (sweep, compare).
@@ -147,7 +151,29 @@ impl LoadArgs {
         if let Some(text) = &self.source {
             c.sources = twelve_load::parse_sources(text)?;
         }
+        self.connect_to(&mut c)?;
         Ok(c)
+    }
+
+    /// Points every target at `--connect-to`'s address, when given.
+    pub fn connect_to(&self, c: &mut Config) -> anyhow::Result<()> {
+        let Some(text) = &self.connect_to else {
+            return Ok(());
+        };
+        use std::net::ToSocketAddrs;
+        let addr = text
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .with_context(|| {
+                format!(
+                    "--connect-to {text}: expected HOST:PORT that resolves, e.g. 127.0.0.1:8080"
+                )
+            })?;
+        for t in &mut c.targets {
+            t.addr = addr;
+        }
+        Ok(())
     }
 
     /// The --warmup text as given, or the default's.

@@ -13,8 +13,14 @@ pub struct Target {
     pub authority: String,
     /// Origin-form request target: path and query.
     pub path: String,
-    /// Resolved address.
+    /// Resolved address (`--connect-to` may replace it; the Host header keeps `authority`).
     pub addr: SocketAddr,
+    /// This target's method, when it has its own (a targets file); else the run's.
+    pub method: Option<String>,
+    /// Header lines of this target, sent after the run's.
+    pub headers: Vec<String>,
+    /// This target's body, when it has its own; else the run's.
+    pub body: Option<Vec<u8>>,
 }
 
 impl Target {
@@ -55,6 +61,9 @@ impl Target {
             authority: authority.to_string(),
             path,
             addr,
+            method: None,
+            headers: Vec::new(),
+            body: None,
         })
     }
 }
@@ -170,6 +179,11 @@ impl Config {
         }
         if self.targets.iter().any(|t| t.addr != self.targets[0].addr) {
             return bad("all URLs must name the same host and port");
+        }
+        // One response parser setting for every connection: HEAD answers carry no body.
+        let head = |t: &Target| t.method.as_deref().unwrap_or(&self.method) == "HEAD";
+        if self.targets.iter().any(head) && !self.targets.iter().all(head) {
+            return bad("--targets: HEAD cannot be mixed with other methods in one run");
         }
         if self.worker_cpus.is_empty() {
             return bad("--threads must be at least 1");

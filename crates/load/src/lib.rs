@@ -31,6 +31,7 @@ pub mod schedule;
 pub mod sim;
 pub mod source;
 mod tally;
+pub mod targets;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};
@@ -43,3 +44,4 @@ pub use ramp::Ramp;
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;
 pub use source::parse_sources;
+pub use targets::parse_targets;

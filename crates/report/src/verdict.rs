@@ -239,10 +239,13 @@ fn unmeasured(i: &Inputs<'_>) -> Option<(String, String)> {
         return Some((reason, advice.into()));
     }
     if i.error_percent > i.max_error_percent {
-        let reason = format!(
+        let mut reason = format!(
             "{:.1}% of requests failed, above the {}% a run may fail (--max-errors)",
             i.error_percent, i.max_error_percent
         );
+        if e.connect_no_port + e.connect_no_fd > 0 {
+            reason += &client_limit(e);
+        }
         let advice = if e.connect_no_port > 0 {
             port_advice(e)
         } else {
