@@ -365,10 +365,12 @@ impl Server {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
+        // Owned at once, so every path below (the panic too) kills and waits for it.
+        let server = Self(child, port);
         // Wait on the event itself: the port answering (bounded by tries, not by a timer).
         for _ in 0..2000 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self(child, port);
+                return server;
             }
             std::thread::yield_now();
             std::thread::sleep(std::time::Duration::from_millis(5));
