@@ -71,6 +71,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let max_errors = crate::outcome::parse_percent("--max-errors", &args.max_errors)?;
     args.load.check_online()?;
+    if let Some(path) = &args.load.unix_socket
+        && args.urls.is_empty()
+        && args.targets.is_none()
+    {
+        anyhow::bail!(
+            "--unix-socket {}: needs a URL too (it gives the Host header and the path), e.g. \
+             http://localhost/json",
+            path.display()
+        );
+    }
     let plan = plan_cpus(&args)?;
     // Every flag is checked before any load starts (the URL is resolved by `config`).
     config(&args, &["http://127.0.0.1:9/".to_string()])?.validate()?;

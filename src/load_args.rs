@@ -84,6 +84,10 @@ pub struct LoadArgs {
     /// curl's --connect-to.
     #[arg(long, value_name = "HOST:PORT")]
     pub connect_to: Option<String>,
+    /// Connect to the Unix-domain socket at PATH instead of the URL's host (the URL still
+    /// gives the Host header and path).
+    #[arg(long, value_name = "PATH", conflicts_with = "connect_to")]
+    pub unix_socket: Option<PathBuf>,
 }
 
 /// The pause between runs, for the commands that make several (sweep, compare).
@@ -152,6 +156,7 @@ impl LoadArgs {
             c.sources = twelve_load::parse_sources(text)?;
         }
         self.connect_to(&mut c)?;
+        c.unix_socket = self.unix_socket.clone();
         Ok(c)
     }
 

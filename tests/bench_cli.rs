@@ -466,3 +466,66 @@ fn bad_targets_line_is_named() {
         stderr(&out)
     );
 }
+
+/// `--unix-socket`: the requests go over a Unix-domain socket; the URL gives Host and path.
+#[test]
+fn unix_socket_carries_the_requests() {
+    use std::io::{Read, Write};
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli_unix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.sock");
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    // One connection (-c 1 -t 1), answered request by request until the client closes.
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let (mut buf, mut seen, mut answered) = (Vec::new(), Vec::new(), 0);
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = s.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head: Vec<u8> = buf.drain(..end + 4).collect();
+                seen.push(String::from_utf8_lossy(&head).into_owned());
+                answered += 1;
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            }
+        }
+        (answered, seen)
+    });
+    let out = bench(&[
+        "http://localhost/over-unix",
+        "--unix-socket",
+        path.to_str().unwrap(),
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["errors"]["status"]["200"], 20, "{doc}");
+    let (answered, seen) = server.join().unwrap();
+    assert_eq!(answered, 20);
+    assert!(
+        seen[0].starts_with("GET /over-unix HTTP/1.1\r\nHost: localhost\r\n"),
+        "{}",
+        seen[0]
+    );
+}
+
+#[test]
+fn unix_socket_without_a_url_is_refused() {
+    let out = bench(&["--unix-socket", "/tmp/none.sock"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--unix-socket /tmp/none.sock: needs a URL too"),
+        "{}",
+        stderr(&out)
+    );
+}

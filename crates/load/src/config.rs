@@ -144,6 +144,9 @@ pub struct Config {
     /// Open model: a rate ramp instead of one rate; [`Stop::Duration`] is then the whole
     /// ramp (each step's duration times the steps).
     pub ramp: Option<crate::Ramp>,
+    /// Connect to this Unix-domain socket instead of the targets' address (the URLs still
+    /// give the Host header and paths).
+    pub unix_socket: Option<std::path::PathBuf>,
 }
 
 impl Config {
@@ -168,6 +171,7 @@ impl Config {
             coalesce: crate::Coalesce::Auto,
             sources: Vec::new(),
             ramp: None,
+            unix_socket: None,
         }
     }
 
@@ -216,6 +220,9 @@ impl Config {
                 "--source {src}: not of the target's address family ({})",
                 self.targets[0].addr
             )));
+        }
+        if self.unix_socket.is_some() && !self.sources.is_empty() {
+            return bad("--source applies to TCP; a --unix-socket has no source address");
         }
         if self.ramp.is_some() {
             if !matches!(self.stop, Stop::Duration(_)) {

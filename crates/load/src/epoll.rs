@@ -18,6 +18,8 @@ pub(crate) struct EpollIo {
     addr: SocketAddr,
     /// Source addresses, taken by slot in turn (`--source`); empty: the kernel picks.
     sources: Vec<SocketAddr>,
+    /// `--unix-socket`: connect here instead of `addr`.
+    unix: Option<net::SocketAddrUnix>,
     /// The socket of each slot, while it has one.
     fds: Vec<Option<OwnedFd>>,
     events: Vec<epoll::Event>,
@@ -36,12 +38,32 @@ impl EpollIo {
         Ok(Self {
             ep: epoll::create(epoll::CreateFlags::CLOEXEC)?,
             addr,
+            unix: None,
             sources: (0..sources.len().min(slots))
                 .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
                 .collect(),
             fds: (0..slots).map(|_| None).collect(),
             events: Vec::with_capacity(256),
         })
+    }
+
+    /// Connects to the Unix-domain socket at `path` instead of the target's address.
+    pub(crate) fn with_unix(mut self, path: &std::path::Path) -> std::io::Result<Self> {
+        self.unix = Some(net::SocketAddrUnix::new(path)?);
+        Ok(self)
+    }
+
+    /// A non-blocking connect to the Unix-domain socket: it completes at once or fails
+    /// (EAGAIN when the listener's backlog is full, counted as a failed connect).
+    fn connect_unix(&mut self, slot: usize, to: &net::SocketAddrUnix) -> Result<(), Errno> {
+        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+        let fd = net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
+        net::connect(&fd, to)?;
+        let data = epoll::EventData::new_u64(slot as u64);
+        let both = epoll::EventFlags::OUT | epoll::EventFlags::IN;
+        epoll::add(&self.ep, &fd, data, both).map_err(|_| Errno::NOMEM)?;
+        self.fds[slot] = Some(fd);
+        Ok(())
     }
 
     fn interest(&self, slot: usize, flags: epoll::EventFlags) -> Result<(), Errno> {
@@ -52,6 +74,12 @@ impl EpollIo {
 
 impl Io for EpollIo {
     fn connect(&mut self, slot: usize) -> Result<(), Errno> {
+        // Taken out for the call (which borrows `self` mutably) and put back.
+        if let Some(to) = self.unix.take() {
+            let r = self.connect_unix(slot, &to);
+            self.unix = Some(to);
+            return r;
+        }
         let family = if self.addr.is_ipv4() {
             AddressFamily::INET
         } else {

@@ -84,7 +84,10 @@ impl<'s, C: Clock> Worker<'s, C, EpollIo> {
         let cfg = &s.config;
         // Workers before this one hold about `id * c / t` slots.
         let first_slot = id * cfg.connections / cfg.worker_cpus.len();
-        let io = EpollIo::new(cfg.targets[0].addr, conns, &cfg.sources, first_slot)?;
+        let mut io = EpollIo::new(cfg.targets[0].addr, conns, &cfg.sources, first_slot)?;
+        if let Some(path) = &cfg.unix_socket {
+            io = io.with_unix(path)?;
+        }
         Ok(Self::with_io(id, s, conns, hdr, io))
     }
 }
