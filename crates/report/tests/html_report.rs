@@ -224,3 +224,13 @@ fn a_client_bound_step_is_marked_on_the_plot_and_in_the_table() {
         "{html}"
     );
 }
+
+/// The sweep's step line names a step whose self-check is not valid.
+#[test]
+fn step_line_names_an_invalid_step() {
+    let mut steps = common::steps();
+    assert!(!twelve_report::visual::console::step_line(1, &steps[0], "0.1s").contains("BOUND"));
+    steps[0].summary.check.verdict = twelve_report::Verdict::UnderDelivered;
+    let line = twelve_report::visual::console::step_line(1, &steps[0], "0.1s");
+    assert!(line.ends_with("0.1s  UNDER-DELIVERED"), "{line}");
+}
