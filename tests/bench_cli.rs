@@ -197,6 +197,10 @@ refused! {
     offline_cpu_named: ["--cpus", "4095"] => "--cpus 4095: CPU 4095 is not online";
     offline_server_cpu_named: ["--server-cpu", "4095"] => "--server-cpu 4095: CPU 4095 is not online";
     zero_threads_refused: ["-t", "0"] => "--threads 0";
+    fewer_connections_than_threads: ["-c", "1", "-t", "2"] => "-c/--connections 1: fewer than the 2 worker threads";
+    deep_pipeline_named: ["-p", "5000"] => "-p/--pipeline 5000: must be from 1 to 1024";
+    zero_timeout_named: ["--timeout", "0s"] => "both must be positive";
+    ramp_with_poisson_refused: ["-R", "1k:2k", "--arrival", "poisson"] => "uniform arrivals only";
     bad_max_errors_named: ["--max-errors", "200%"] => "--max-errors 200%: expected a percentage";
     connections_over_the_open_file_limit: ["-c", "100000000"] => "-c/--connections 100000000: needs about";
 }

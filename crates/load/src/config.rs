@@ -193,13 +193,22 @@ impl Config {
             return bad("--threads must be at least 1");
         }
         if self.connections < self.worker_cpus.len() {
-            return bad("--connections must be at least --threads");
+            return Err(ConfigError(format!(
+                "-c/--connections {}: fewer than the {} worker threads; use -c {} or more, or \
+                 fewer threads (-t)",
+                self.connections,
+                self.worker_cpus.len(),
+                self.worker_cpus.len()
+            )));
         }
         if self.pipeline == 0 || self.pipeline > 1024 {
-            return bad("--pipeline must be 1..=1024");
+            return Err(ConfigError(format!(
+                "-p/--pipeline {}: must be from 1 to 1024",
+                self.pipeline
+            )));
         }
         if self.requests_per_conn == Some(0) {
-            return bad("--requests-per-conn must be at least 1");
+            return bad("--requests-per-conn 0: must be at least 1");
         }
         if let Model::Open { rate_per_s, .. } = self.model
             && !(rate_per_s > 0.0 && rate_per_s.is_finite())
@@ -209,7 +218,10 @@ impl Config {
             )));
         }
         if self.timeout.is_zero() || self.connect_timeout.is_zero() {
-            return bad("timeouts must be positive");
+            return Err(ConfigError(format!(
+                "--timeout {:?} / --connect-timeout {:?}: both must be positive (e.g. 2s)",
+                self.timeout, self.connect_timeout
+            )));
         }
         if let Some(src) = self
             .sources
