@@ -5,7 +5,6 @@ use crate::shard::ShardArgs;
 use anyhow::Context;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 use twelve_load::{Config, parse_duration, parse_rate};
 use twelve_report::raw::RawRun;
 use twelve_report::{IntervalLog, JsonReport, Slo, Summary};
@@ -24,11 +23,16 @@ struct Flags {
     /// in this process on a free 127.0.0.1 port, pinned to one CPU, and load its /json.
     #[arg(value_name = "URL")]
     urls: Vec<String>,
+    /// Targets from FILE in vegeta's format (METHOD URL, header lines, @body-file; blocks
+    /// apart by blank lines), taken in turn, instead of URLs.
+    #[arg(long, value_name = "FILE", conflicts_with = "urls")]
+    targets: Option<std::path::PathBuf>,
     /// Stop after this many requests instead of a duration (10k, 1M).
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
     requests: Option<String>,
     /// Open model: requests per second from one global schedule, each due request taken by
-    /// any idle connection; latency is also recorded from the intended start.
+    /// any idle connection; latency is also recorded from the intended start. A ramp:
+    /// FROM:TO rises linearly over -d; FROM:TO:STEP holds each rate for -d (10k:100k:10k).
     #[arg(short = 'R', long, value_name = "RATE")]
     rate: Option<String>,
     #[command(flatten)]
@@ -58,6 +62,13 @@ struct Flags {
     timeseries: Option<std::path::PathBuf>,
     #[command(flatten)]
     shard: ShardArgs,
+    /// Failures above this share of attempts make the run unmeasured (exit 2): 10%, 0.5%.
+    #[arg(long, value_name = "PCT", default_value = "10%")]
+    max_errors: String,
+    /// Judge SLOs even when the self-check finds the run client-bound or under-delivered
+    /// (a run that measured nothing is never judged).
+    #[arg(long)]
+    allow_invalid: bool,
 }
 
 /// Runs `twelve bench`.
@@ -71,26 +82,50 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.shard.k8s_manifest {
         return print_manifest(&args);
     }
+    let max_errors = crate::outcome::parse_percent("--max-errors", &args.max_errors)?;
+    args.load.check_online()?;
+    if let Some(path) = &args.load.unix_socket
+        && args.urls.is_empty()
+        && args.targets.is_none()
+    {
+        anyhow::bail!(
+            "--unix-socket {}: needs a URL too (it gives the Host header and the path), e.g. \
+             http://localhost/json",
+            path.display()
+        );
+    }
     let plan = plan_cpus(&args)?;
+    // Every flag is checked before any load starts (the URL is resolved by `config`).
+    config(&args, &["http://127.0.0.1:9/".to_string()])?.validate()?;
+    crate::limits::check_connections(args.load.connections, plan.server.is_some())?;
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut config = config(&args, &urls)?;
     config.worker_cpus = plan.workers;
+    let mut window = crate::server_cpu::Window::default();
+    let mut flame = None;
     let outcome = args.shard.wait_for_start(&config).and_then(|()| {
         // Sampled over the measured window only: from the go time of a sharded run on.
-        let mut flame = crate::flame::BenchProfile::start(&args.flame, plan.server, config.warmup);
-        let outcome = run_load(&config);
-        flame.stop();
+        let mut profile =
+            crate::flame::BenchProfile::start(&args.flame, plan.server, config.warmup);
+        let outcome = run_load(&config, &mut window);
+        profile.stop();
+        flame = Some(profile);
         outcome
     });
     server.stop();
     let mut outcome = outcome?;
+    if plan.server.is_some() {
+        outcome.result.server = window.cost();
+    }
     outcome.result.info.server_cpu = plan.server;
-    let passed = write_outputs(&args, outcome, &slos, &flame)?;
-    Ok(if passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    outcome.result.info.max_error_percent = Some(max_errors);
+    let summary = write_outputs(&args, outcome, &slos, flame.as_ref())?;
+    Ok(crate::outcome::exit_code(
+        "twelve bench",
+        &summary,
+        args.allow_invalid,
+        args.json,
+    ))
 }
 
 /// `--k8s-manifest`: the Indexed Job running this command line, on stdout.
@@ -117,49 +152,45 @@ fn print_manifest(args: &Flags) -> anyhow::Result<ExitCode> {
 
 /// The embedded server's CPU (when there is no URL) and each worker's CPU.
 fn plan_cpus(args: &Flags) -> anyhow::Result<CpuPlan> {
-    args.load.cpus(args.urls.is_empty())
+    args.load
+        .cpus(args.urls.is_empty() && args.targets.is_none())
 }
 
-/// Runs the generator with the live line (on a terminal only, sampled by the main thread
-/// from the workers' atomics, so the measuring threads pay nothing for it) and Ctrl-C ending
-/// the run early with a full report (as wrk does).
-fn run_load(config: &Config) -> anyhow::Result<twelve_load::Outcome> {
-    let live = std::io::stderr().is_terminal();
-    let mut last = (Duration::ZERO, 0u64);
+/// Runs the generator with the live view (a redrawn line on a terminal, a plain line a
+/// second otherwise; sampled by the main thread from the workers' atomics, so the measuring
+/// threads pay nothing for it but one counter per response) and Ctrl-C ending the run early
+/// with a full report (as wrk does). `window` takes the embedded server's CPU readings.
+fn run_load(
+    config: &Config,
+    window: &mut crate::server_cpu::Window,
+) -> anyhow::Result<twelve_load::Outcome> {
+    let mut live =
+        crate::live::Live::new(std::io::stderr().is_terminal(), config.stop, config.warmup);
     let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt.clone())
         .context("installing the SIGINT handler")?;
     let outcome = twelve_load::run_until(config, &interrupt, |p| {
-        if live {
-            let phase = if p.measuring { "" } else { " (warm-up)" };
-            let dt = (p.elapsed - last.0).as_secs_f64();
-            let rate = (p.requests - last.1) as f64 / dt.max(1e-9);
-            last = (p.elapsed, p.requests);
-            eprint!(
-                "\r\x1b[2K  {:>4.0}s{phase}  {} requests  {:.0} req/s  {} errors",
-                p.elapsed.as_secs_f64(),
-                p.requests,
-                rate,
-                p.errors
-            );
-        }
+        window.sample(p.measuring, p.finished, p.requests, p.elapsed);
+        live.show(p);
     });
-    if live {
-        eprint!("\r\x1b[2K");
-    }
     Ok(outcome?)
 }
 
 /// Summarises the run once, writes the HdrHistogram log, the `.hgrm`, the flame graph and the
-/// text or JSON report from that summary; returns whether every SLO held.
+/// text or JSON report from that summary; returns the summary.
 fn write_outputs(
     args: &Flags,
     mut outcome: twelve_load::Outcome,
     slos: &[Slo],
-    flame: &crate::flame::BenchProfile,
-) -> anyhow::Result<bool> {
+    flame: Option<&crate::flame::BenchProfile>,
+) -> anyhow::Result<Summary> {
     let version = env!("CARGO_PKG_VERSION");
-    let summary = Summary::new(&outcome.result, slos);
+    let mut summary = Summary::new(&outcome.result, slos);
+    if summary.errors.connect_no_port > 0 {
+        let host_time_wait = twelve_sweep::drain::look(0).host_time_wait;
+        let errors = summary.errors.clone();
+        summary.check.note_time_wait(&errors, host_time_wait);
+    }
     let mut report = JsonReport::of(&summary, version);
     // Every run carries the host's state; a zero steal window reads the counters since boot
     // instead of sleeping after the run.
@@ -190,7 +221,9 @@ fn write_outputs(
         twelve_report::hgrm::write_hgrm(&summary.latency.corrected, std::io::BufWriter::new(file))
             .with_context(|| format!("--hgrm {}", path.display()))?;
     }
-    flame.write(&summary)?;
+    if let Some(flame) = flame {
+        flame.write(&summary)?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", report.to_json())?;
@@ -203,20 +236,33 @@ fn write_outputs(
                 c.requested, c.peak_open
             );
         }
-        if let Some(note) = &report.client.note {
-            eprintln!("twelve bench: WARNING: {note}");
-        }
     } else {
         write!(out, "{}", twelve_report::text::render(&summary))?;
     }
-    Ok(summary.passed())
+    Ok(summary)
 }
 
 /// The run configuration: the shared load flags, then -R and --hdr-interval.
 fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
     let mut c = args.load.config(urls, args.requests.as_deref())?;
+    if let Some(path) = &args.targets {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--targets {}", path.display()))?;
+        c.targets = twelve_load::parse_targets(&text, |p| std::fs::read(p))?;
+        args.load.connect_to(&mut c)?;
+    }
     if let Some(rate) = &args.rate {
-        c.model = args.load.open(parse_rate(rate).context("-R/--rate")?);
+        match twelve_load::Ramp::parse(rate)? {
+            // A ramp: -d is each step's duration (a linear ramp's whole), the run is them all.
+            Some(ramp) => {
+                c.model = args.load.open(ramp.from_per_s);
+                c.ramp = Some(ramp);
+                if let twelve_load::Stop::Duration(per_step) = c.stop {
+                    c.stop = twelve_load::Stop::Duration(ramp.window(per_step));
+                }
+            }
+            None => c.model = args.load.open(parse_rate(rate).context("-R/--rate")?),
+        }
     }
     if args.hdr_log.is_some() || args.timeseries.is_some() {
         c.hdr_interval = Some(parse_duration(&args.hdr_interval).context("--hdr-interval")?);
@@ -229,6 +275,7 @@ fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
 mod tests {
     use super::*;
     use clap::Parser;
+    use std::time::Duration;
     use twelve_load::{Arrival, Model, Stop};
 
     #[derive(Parser)]
@@ -273,6 +320,16 @@ mod tests {
                 ..
             }
         ) && c.model != Model::Closed
+    );
+    flags!(
+        linear_ramp_spans_the_duration,
+        ["-R", "1k:9k", "-d", "4s"],
+        |c| c.ramp.is_some() && c.stop == Stop::Duration(Duration::from_secs(4))
+    );
+    flags!(
+        stepped_ramp_runs_each_step_for_the_duration,
+        ["-R", "1k:3k:1k", "-d", "2s"],
+        |c| c.stop == Stop::Duration(Duration::from_secs(6))
     );
     flags!(headers_repeat, ["-H", "A: 1", "-H", "B: 2"], |c| c
         .headers

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use twelve_load::{parse_duration, parse_rate};
 use twelve_report::visual::compare::{CompareDoc, SideJson, compare, round_line, table};
+use twelve_report::visual::compare_verdict::conclude;
 use twelve_sweep::{Side, SideSpec, interleave, run_side_observed, stop_running_server};
 
 /// Flags of `twelve compare`.
@@ -56,6 +57,9 @@ pub struct Args {
     load: LoadArgs,
     #[command(flatten)]
     drain: DrainArgs,
+    /// Rank rounds even when their self-check found them client-bound or under-delivered.
+    #[arg(long)]
+    allow_invalid: bool,
 }
 
 /// On SIGINT or SIGTERM, stops the running server's process group and exits 130.
@@ -81,6 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         SideSpec::new(&args.a, args.a_url.as_deref(), &args.url),
         SideSpec::new(&args.b, args.b_url.as_deref(), &args.url),
     ];
+    args.load.check_online()?;
     let worker_cpus = args.load.cpus(false)?.workers;
     let mut configs = Vec::new();
     for s in &sides {
@@ -102,6 +107,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.flame.clone(),
         [args.a_flame_pid, args.b_flame_pid],
     )?;
+    if sides.iter().any(|s| s.command.is_some()) {
+        // The servers' own output would land inside the table.
+        writeln!(
+            out,
+            "server output: {}",
+            twelve_sweep::side::server_log().display()
+        )?;
+    }
     let (a, b) = interleave(args.rounds, |side, round| {
         let i = usize::from(side == Side::B);
         flame.side(i, configs[i].warmup);
@@ -116,14 +129,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         figures[0].ratio.median,
         args.rounds,
     )?;
+    let conclusion = conclude(&a, &b, &figures, args.allow_invalid);
+    writeln!(out, "\n{}", conclusion.sentence)?;
     if let Some(p) = &args.json {
         let [a, b] = sides.map(|s| SideJson {
             spec: s.spec,
             url: s.url,
         });
-        let doc = CompareDoc::new(crate::VERSION, args.rounds, a, b, &figures);
+        let mut doc = CompareDoc::new(crate::VERSION, args.rounds, a, b, &figures);
+        doc.conclusion = Some((&conclusion).into());
         std::fs::write(p, doc.to_json() + "\n")
             .with_context(|| format!("--json {}", p.display()))?;
     }
-    Ok(ExitCode::SUCCESS)
+    // Rounds that did not measure the server give no ranking: not a success.
+    Ok(if conclusion.ranked {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }

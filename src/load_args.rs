@@ -76,6 +76,18 @@ pub struct LoadArgs {
     /// as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
+    /// Spread connections over these source addresses (127.0.0.2-127.0.0.40, or a comma
+    /// list): each brings its own range of local ports, the way out of EADDRNOTAVAIL.
+    #[arg(long, value_name = "LIST")]
+    pub source: Option<String>,
+    /// Connect to HOST:PORT instead of the URL's host (the Host header stays the URL's), as
+    /// curl's --connect-to.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect_to: Option<String>,
+    /// Connect to the Unix-domain socket at PATH instead of the URL's host (the URL still
+    /// gives the Host header and path).
+    #[arg(long, value_name = "PATH", conflicts_with = "connect_to")]
+    pub unix_socket: Option<PathBuf>,
 }
 
 /// The pause between runs, for the commands that make several (sweep, compare).
@@ -140,7 +152,33 @@ impl LoadArgs {
         c.timeout = parse_duration(&self.timeout).context("--timeout")?;
         c.connect_timeout = parse_duration(&self.connect_timeout).context("--connect-timeout")?;
         c.coalesce = self.coalesce;
+        if let Some(text) = &self.source {
+            c.sources = twelve_load::parse_sources(text)?;
+        }
+        self.connect_to(&mut c)?;
+        c.unix_socket = self.unix_socket.clone();
         Ok(c)
+    }
+
+    /// Points every target at `--connect-to`'s address, when given.
+    pub fn connect_to(&self, c: &mut Config) -> anyhow::Result<()> {
+        let Some(text) = &self.connect_to else {
+            return Ok(());
+        };
+        use std::net::ToSocketAddrs;
+        let addr = text
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .with_context(|| {
+                format!(
+                    "--connect-to {text}: expected HOST:PORT that resolves, e.g. 127.0.0.1:8080"
+                )
+            })?;
+        for t in &mut c.targets {
+            t.addr = addr;
+        }
+        Ok(())
     }
 
     /// The --warmup text as given, or the default's.
@@ -159,6 +197,18 @@ impl LoadArgs {
             },
             seed: self.seed,
         }
+    }
+
+    /// Refuses a `--cpus` or `--server-cpu` that names a CPU this host does not have online
+    /// (pinning to it would fail later as `Invalid argument (os error 22)`).
+    pub fn check_online(&self) -> anyhow::Result<()> {
+        if let Some(text) = &self.cpus {
+            crate::limits::cpus("--cpus", text)?;
+        }
+        if let Some(cpu) = self.server_cpu {
+            crate::limits::cpus("--server-cpu", &cpu.to_string())?;
+        }
+        Ok(())
     }
 
     /// The embedded server's CPU (when `embedded`: no URL was given) and each worker's CPU:

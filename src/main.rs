@@ -7,10 +7,14 @@ mod compare;
 mod doctor;
 mod flame;
 mod k8s;
+mod limits;
+mod live;
 mod load_args;
 mod measure;
 mod merge;
+mod outcome;
 mod serve;
+mod server_cpu;
 mod shard;
 mod sweep;
 

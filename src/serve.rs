@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 use twelve_engine::apps::techempower;
 use twelve_engine::{Backend, Config, Limits, Server, StartError, Steer, Timeouts};
-use twelve_sys::CpuList;
 
 /// Flags of `twelve serve`.
 #[derive(clap::Args, Debug)]
@@ -154,12 +153,21 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         listen.push(addr);
     }
     let mut cpus = match &args.cpus {
-        Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
+        Some(text) => crate::limits::cpus("--cpus", text)?,
         None => twelve_sys::cpus::online(),
     };
     if let Some(n) = args.workers {
         if n == 0 {
             bail!("--workers 0: need at least one worker");
+        }
+        // One worker per CPU: asking for more than --cpus holds used to start fewer, silently.
+        if n > cpus.len() {
+            bail!(
+                "--workers {n}: --cpus {cpus} holds {} CPU(s) and a worker runs per CPU; use \
+                 --workers {} or name more CPUs",
+                cpus.len(),
+                cpus.len()
+            );
         }
         cpus = cpus.first(n);
     }
@@ -267,6 +275,8 @@ mod tests {
         bad_listen_names_the_flag: ["--listen", "1.2.3:80"] => "--listen 1.2.3:80";
         bad_cpus_names_the_flag: ["--cpus", "0-x"] => "--cpus 0-x";
         zero_workers_named: ["--workers", "0"] => "--workers 0";
+        more_workers_than_cpus_named: ["--workers", "4", "--cpus", "0"] => "--workers 4: --cpus 0 holds 1 CPU(s)";
+        offline_cpu_named: ["--cpus", "4095"] => "--cpus 4095: CPU 4095 is not online";
         bad_steer_named: ["--steer", "rss"] => "--steer rss";
         bad_io_named: ["--io", "kqueue"] => "--io kqueue";
         zero_timeout_named: ["--header-timeout", "0"] => "--header-timeout 0";

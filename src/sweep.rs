@@ -66,6 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| Slo::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
+    args.load.check_online()?;
     let plan = args.load.cpus(args.urls.is_empty())?;
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut base = args.load.config(&urls, None)?;
@@ -247,8 +248,19 @@ fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> a
         if let Some(k) = knee {
             notes.push(knee_sentence(&k.to_doc(), steps));
         }
-        if steps.iter().any(|s| s.summary.client.client_bound) {
-            notes.push(twelve_report::CLIENT_BOUND_NOTE.to_string());
+        // Every step that did not measure the server says so, with its advice.
+        for (i, s) in steps.iter().enumerate() {
+            let c = &s.summary.check;
+            if !c.verdict.rankable() {
+                notes.push(format!(
+                    "step {} ({} {}): {}: {}",
+                    i + 1,
+                    twelve_report::visual::plot::fmt_si(s.load),
+                    kind.label(),
+                    c.verdict.word().to_uppercase(),
+                    c.sentence()
+                ));
+            }
         }
         let page = HtmlPage {
             title: format!("twelve sweep: {}", urls.join(" ")),
@@ -267,6 +279,10 @@ fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> a
             plots,
             notes,
             doctor,
+            verdicts: steps
+                .iter()
+                .map(|s| s.summary.check.verdict.word())
+                .collect(),
         };
         std::fs::write(p, page.render()).with_context(|| format!("--html {}", p.display()))?;
     }

@@ -5,6 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "support/skip.rs"]
+mod skip;
+
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_twelve"))
         .arg("bench")
@@ -38,6 +41,10 @@ fn embedded_default_prints_a_wrk_style_report() {
         "Latency Distribution",
         "Requests/sec:",
         "Client:",
+        "Server (embedded, CPU ",
+        "requests per server CPU-second",
+        "Self-check: closed model, concurrency 4 of 4 asked",
+        "Verdict: ",
     ] {
         assert!(text.contains(line), "missing {line}: {text}");
     }
@@ -63,6 +70,15 @@ fn json_has_the_documented_fields() {
         }
     }
     assert!(doc["connections"]["reached"].as_bool().unwrap());
+    // The embedded server's side, read from its thread in this same process.
+    let server = &doc["server"];
+    assert_eq!(server["cpu"], doc["config"]["server_cpu"], "{doc}");
+    assert!(server["requests"].as_u64().unwrap() > 0, "{doc}");
+    for key in ["cpu_ns_per_request", "requests_per_cpu_s"] {
+        assert!(server[key].as_f64().unwrap() > 0.0, "server.{key}: {doc}");
+    }
+    let verdict = doc["self_check"]["verdict"].as_str().unwrap();
+    assert!(["valid", "client-bound"].contains(&verdict), "{doc}");
     assert!(doc["client"]["cpu_ns_per_request"].as_f64().unwrap() > 0.0);
     // The host's state rides along: the doctor's summary, one entry per check.
     let checks = doc["doctor"]["checks"].as_array().expect("doctor.checks");
@@ -109,4 +125,411 @@ fn bad_flag_value_exits_2_naming_the_flag() {
     let out = bench(&["-d", "soon"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("-d/--duration"));
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A loopback URL nothing listens on: a port the kernel gave us, closed again.
+fn dead_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}/")
+}
+
+/// The issue's dead server: a full report of 0.00us, exit 0, and `--slo 'p99<2ms'` "pass".
+#[test]
+fn a_run_that_never_connected_exits_2_in_one_sentence() {
+    let url = dead_url();
+    let out = bench(&[
+        &url, "-d", "200ms", "--warmup", "0", "-c", "2", "--slo", "p99<2ms",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("twelve bench: could not measure: no connection was ever established"),
+        "{err}"
+    );
+    let text = stdout(&out);
+    assert!(text.contains("Verdict: UNMEASURED"), "{text}");
+    assert!(!text.contains(": pass"), "an SLO passed on nothing: {text}");
+}
+
+#[test]
+fn json_of_a_dead_server_says_unmeasured() {
+    let url = dead_url();
+    let out = bench(&[&url, "-d", "200ms", "--warmup", "0", "-c", "2", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["self_check"]["verdict"], "unmeasured", "{doc}");
+    assert_eq!(doc["requests"], 0);
+}
+
+/// Each bad value exits 2 before any load, with one message naming the flag and the value,
+/// said once (`--rate must be positive: --rate must be positive` was said twice).
+macro_rules! refused {
+    ($($name:ident: $argv:expr => $says:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            let out = bench(&$argv);
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            let err = stderr(&out);
+            assert!(err.contains($says), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(out.stdout.is_empty(), "load ran: {}", stdout(&out));
+            let message = err.trim_start_matches("twelve: ");
+            let halves: Vec<&str> = message.split(": ").collect();
+            let n = halves.len();
+            assert!(n < 2 || halves[n / 2..] != halves[..n - n / 2], "repeated: {err}");
+        }
+    )*};
+}
+
+refused! {
+    zero_rate_named_once: ["-R", "0"] => "-R/--rate 0: must be a positive number";
+    zero_duration_refused: ["-d", "0s"] => "-d/--duration 0: a run needs a positive duration";
+    zero_count_refused: ["-n", "0"] => "-n/--requests 0: a run needs at least 1 request";
+    offline_cpu_named: ["--cpus", "4095"] => "--cpus 4095: CPU 4095 is not online";
+    offline_server_cpu_named: ["--server-cpu", "4095"] => "--server-cpu 4095: CPU 4095 is not online";
+    zero_threads_refused: ["-t", "0"] => "--threads 0";
+    fewer_connections_than_threads: ["-c", "1", "-t", "2"] => "-c/--connections 1: fewer than the 2 worker threads";
+    deep_pipeline_named: ["-p", "5000"] => "-p/--pipeline 5000: must be from 1 to 1024";
+    zero_timeout_named: ["--timeout", "0s"] => "both must be positive";
+    ramp_with_poisson_refused: ["-R", "1k:2k", "--arrival", "poisson"] => "uniform arrivals only";
+    bad_max_errors_named: ["--max-errors", "200%"] => "--max-errors 200%: expected a percentage";
+    connections_over_the_open_file_limit: ["-c", "100000000"] => "-c/--connections 100000000: needs about";
+}
+
+/// Runs `twelve bench ARGS` in a network namespace of its own whose ephemeral port range is
+/// ten ports, so connects run out of local ports (EADDRNOTAVAIL) as repeated runs do; `None`
+/// when this host cannot make one (no root, no unshare).
+fn bench_with_ten_ports(args: &[&str]) -> Option<Output> {
+    let probe = Command::new("unshare").args(["-n", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        skip::skip_or_fail("cannot create a network namespace (unshare -n needs root)");
+        return None;
+    }
+    let script = format!(
+        "ip link set lo up && sysctl -qw net.ipv4.ip_local_port_range='40000 40009' && \
+         exec {} bench {}",
+        env!("CARGO_BIN_EXE_twelve"),
+        args.join(" ")
+    );
+    Some(
+        Command::new("unshare")
+            .args(["-n", "sh", "-c", &script])
+            .output()
+            .unwrap(),
+    )
+}
+
+/// EADDRNOTAVAIL used to be counted as a nameless "other" connect error.
+#[test]
+fn exhausted_local_ports_are_named_with_the_way_out() {
+    let Some(out) = bench_with_ten_ports(&["-c", "20", "-d", "200ms", "--warmup", "0", "--json"])
+    else {
+        return;
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["errors"]["connect_no_port"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    let check = &doc["self_check"];
+    // Short of connections, or (when failed connects outnumber 10% of attempts) unmeasured.
+    let verdict = check["verdict"].as_str().unwrap();
+    assert!(
+        ["under-delivered", "unmeasured"].contains(&verdict),
+        "{doc}"
+    );
+    let reason = check["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("local ports exhausted (EADDRNOTAVAIL"),
+        "{reason}"
+    );
+    let advice = check["advice"].as_str().unwrap();
+    assert!(
+        advice.contains("sockets in TIME_WAIT on this host now"),
+        "{advice}"
+    );
+    assert!(advice.contains("--source 127.0.0.2-127.0.0.40"), "{advice}");
+}
+
+/// Three source addresses bring three port ranges: twenty connections fit in ten ports each.
+#[test]
+fn source_addresses_lift_the_port_limit() {
+    let Some(out) = bench_with_ten_ports(&[
+        "-c",
+        "20",
+        "-d",
+        "200ms",
+        "--warmup",
+        "0",
+        "--json",
+        "--source",
+        "127.0.0.2-127.0.0.4",
+    ]) else {
+        return;
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["errors"]["connect_no_port"], 0, "{doc}");
+    assert_eq!(doc["connections"]["peak_open"], 20, "{doc}");
+    // A busy shared host may make the client the bottleneck; it must not be short of load.
+    assert_ne!(doc["self_check"]["verdict"], "under-delivered", "{doc}");
+}
+
+#[test]
+fn source_of_the_wrong_family_is_refused() {
+    let out = bench(&["--source", "::1", "-d", "100ms"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--source ::1: not of the target's address family"),
+        "{err}"
+    );
+}
+
+/// Off a terminal (as in CI) the live view is a plain line a second on stderr.
+#[test]
+fn progress_off_a_terminal_is_plain_lines() {
+    let out = bench(&["-d", "1500ms", "--warmup", "0", "-c", "2", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("req/s")).collect();
+    assert!(!lines.is_empty(), "{err}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("twelve bench: ") && !l.contains('\r')),
+        "{err}"
+    );
+    assert!(lines[0].contains("/1.5s"), "{err}");
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("stdout stays JSON");
+}
+
+/// A stepped ramp in one run: 2k, 4k, 6k req/s for 300 ms each, offered 4k on average and
+/// 6k over the last 20%, judged by the same self-check.
+#[test]
+fn a_stepped_ramp_runs_every_step_and_judges_the_end_rate() {
+    let out = bench(&[
+        "-R", "2k:6k:2k", "-d", "300ms", "--warmup", "0", "-c", "8", "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let near = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1e-6;
+    assert!(near(&doc["config"]["rate_per_s"], 4000.0), "{doc}");
+    assert!(near(&doc["config"]["planned_duration_s"], 0.9), "{doc}");
+    let ramp = doc["config"]["ramp"].as_str().unwrap();
+    assert!(
+        ramp.contains("2000 to 6000 req/s in steps of 2000"),
+        "{ramp}"
+    );
+    assert!(
+        near(&doc["self_check"]["offered_rate_per_s"], 4000.0),
+        "{doc}"
+    );
+    assert!(doc["self_check"]["rate_ratio_end"].is_number(), "{doc}");
+}
+
+#[test]
+fn a_ramp_by_count_is_refused() {
+    let out = bench(&["-R", "1k:2k", "-n", "100"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("a ramp) runs by time: use -d"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `twelve serve` on a free loopback port, stopped (by its pid) when dropped.
+struct Server(std::process::Child, u16);
+
+impl Server {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(env!("CARGO_BIN_EXE_twelve"))
+            .args([
+                "serve",
+                "--workers",
+                "1",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Owned at once, so every path below (the panic too) kills and waits for it.
+        let server = Self(child, port);
+        // Wait on the event itself: the port answering (bounded by tries, not by a timer).
+        for _ in 0..2000 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            std::thread::yield_now();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("twelve serve did not answer on {port}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Each target of a vegeta targets file sends its own method, headers and body.
+#[test]
+fn a_targets_file_sends_each_targets_own_request() {
+    let server = Server::start();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli_targets");
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = dir.join("body.json");
+    std::fs::write(&body, "{}").unwrap();
+    let file = dir.join("targets.txt");
+    std::fs::write(
+        &file,
+        format!(
+            "GET http://127.0.0.1:{p}/json\nX-Test: 1\n\nPOST http://127.0.0.1:{p}/json\n\
+             Content-Type: application/json\n@{}\n",
+            body.display(),
+            p = server.1
+        ),
+    )
+    .unwrap();
+    let out = bench(&[
+        "--targets",
+        file.to_str().unwrap(),
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--json",
+        "--max-errors",
+        "100%",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status = doc["errors"]["status"].as_object().unwrap();
+    // Every GET answered 200; every POST (a route that takes GET only) answered otherwise.
+    assert_eq!(status["200"], 100, "{doc}");
+    let others: u64 = status
+        .iter()
+        .filter(|(code, _)| *code != "200")
+        .map(|(_, n)| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(others, 100, "{doc}");
+}
+
+/// `--connect-to` sends to another address than the URL's host; the Host header stays.
+#[test]
+fn connect_to_sends_elsewhere_than_the_urls_host() {
+    let server = Server::start();
+    // Nothing listens on the URL's port; the requests must go to the server's.
+    let url = dead_url().replace("127.0.0.1", "localhost") + "json";
+    let to = format!("127.0.0.1:{}", server.1);
+    let out = bench(&[
+        &url,
+        "--connect-to",
+        &to,
+        "-n",
+        "50",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["errors"]["status"]["200"], 50, "{doc}");
+}
+
+#[test]
+fn bad_targets_line_is_named() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli_targets");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.txt");
+    std::fs::write(&file, "GET http://127.0.0.1:9/\nnot a header\n").unwrap();
+    let out = bench(&["--targets", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--targets line 2: expected a header"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--unix-socket`: the requests go over a Unix-domain socket; the URL gives Host and path.
+#[test]
+fn unix_socket_carries_the_requests() {
+    use std::io::{Read, Write};
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli_unix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.sock");
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    // One connection (-c 1 -t 1), answered request by request until the client closes.
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let (mut buf, mut seen, mut answered) = (Vec::new(), Vec::new(), 0);
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = s.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head: Vec<u8> = buf.drain(..end + 4).collect();
+                seen.push(String::from_utf8_lossy(&head).into_owned());
+                answered += 1;
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            }
+        }
+        (answered, seen)
+    });
+    let out = bench(&[
+        "http://localhost/over-unix",
+        "--unix-socket",
+        path.to_str().unwrap(),
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["errors"]["status"]["200"], 20, "{doc}");
+    let (answered, seen) = server.join().unwrap();
+    assert_eq!(answered, 20);
+    assert!(
+        seen[0].starts_with("GET /over-unix HTTP/1.1\r\nHost: localhost\r\n"),
+        "{}",
+        seen[0]
+    );
+}
+
+#[test]
+fn unix_socket_without_a_url_is_refused() {
+    let out = bench(&["--unix-socket", "/tmp/none.sock"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--unix-socket /tmp/none.sock: needs a URL too"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -13,8 +13,14 @@ pub struct Target {
     pub authority: String,
     /// Origin-form request target: path and query.
     pub path: String,
-    /// Resolved address.
+    /// Resolved address (`--connect-to` may replace it; the Host header keeps `authority`).
     pub addr: SocketAddr,
+    /// This target's method, when it has its own (a targets file); else the run's.
+    pub method: Option<String>,
+    /// Header lines of this target, sent after the run's.
+    pub headers: Vec<String>,
+    /// This target's body, when it has its own; else the run's.
+    pub body: Option<Vec<u8>>,
 }
 
 impl Target {
@@ -55,6 +61,9 @@ impl Target {
             authority: authority.to_string(),
             path,
             addr,
+            method: None,
+            headers: Vec::new(),
+            body: None,
         })
     }
 }
@@ -132,6 +141,15 @@ pub struct Config {
     /// This process's slice of a run split across load generators (`--shard I/N`); the
     /// fields above describe the whole run (see `shard`).
     pub shard: Option<crate::Shard>,
+    /// Source addresses the connections are spread over (`--source`); empty: the kernel
+    /// picks.
+    pub sources: Vec<std::net::IpAddr>,
+    /// Open model: a rate ramp instead of one rate; [`Stop::Duration`] is then the whole
+    /// ramp (each step's duration times the steps).
+    pub ramp: Option<crate::Ramp>,
+    /// Connect to this Unix-domain socket instead of the targets' address (the URLs still
+    /// give the Host header and paths).
+    pub unix_socket: Option<std::path::PathBuf>,
 }
 
 impl Config {
@@ -155,6 +173,9 @@ impl Config {
             hdr_interval: None,
             coalesce: crate::Coalesce::Auto,
             shard: None,
+            sources: Vec::new(),
+            ramp: None,
+            unix_socket: None,
         }
     }
 
@@ -167,29 +188,90 @@ impl Config {
         if self.targets.iter().any(|t| t.addr != self.targets[0].addr) {
             return bad("all URLs must name the same host and port");
         }
+        // One response parser setting for every connection: HEAD answers carry no body.
+        let head = |t: &Target| t.method.as_deref().unwrap_or(&self.method) == "HEAD";
+        if self.targets.iter().any(head) && !self.targets.iter().all(head) {
+            return bad("--targets: HEAD cannot be mixed with other methods in one run");
+        }
         if self.worker_cpus.is_empty() {
             return bad("--threads must be at least 1");
         }
         if self.own_connections() < self.worker_cpus.len() {
-            return bad(if self.shard.is_some() {
-                "--connections: each shard's share must be at least --threads"
+            return Err(ConfigError(if self.shard.is_some() {
+                format!(
+                    "-c/--connections {}: this shard's share is {}, fewer than the {} worker \
+                     threads; use more connections or fewer threads (-t)",
+                    self.connections,
+                    self.own_connections(),
+                    self.worker_cpus.len()
+                )
             } else {
-                "--connections must be at least --threads"
-            });
+                format!(
+                    "-c/--connections {}: fewer than the {} worker threads; use -c {} or more, or \
+                     fewer threads (-t)",
+                    self.connections,
+                    self.worker_cpus.len(),
+                    self.worker_cpus.len()
+                )
+            }));
         }
         if self.pipeline == 0 || self.pipeline > 1024 {
-            return bad("--pipeline must be 1..=1024");
+            return Err(ConfigError(format!(
+                "-p/--pipeline {}: must be from 1 to 1024",
+                self.pipeline
+            )));
         }
         if self.requests_per_conn == Some(0) {
-            return bad("--requests-per-conn must be at least 1");
+            return bad("--requests-per-conn 0: must be at least 1");
         }
         if let Model::Open { rate_per_s, .. } = self.model
             && !(rate_per_s > 0.0 && rate_per_s.is_finite())
         {
-            return bad("--rate must be positive");
+            return Err(ConfigError(format!(
+                "-R/--rate {rate_per_s}: must be a positive number of requests per second"
+            )));
         }
         if self.timeout.is_zero() || self.connect_timeout.is_zero() {
-            return bad("timeouts must be positive");
+            return Err(ConfigError(format!(
+                "--timeout {:?} / --connect-timeout {:?}: both must be positive (e.g. 2s)",
+                self.timeout, self.connect_timeout
+            )));
+        }
+        if let Some(src) = self
+            .sources
+            .iter()
+            .find(|s| s.is_ipv4() != self.targets[0].addr.is_ipv4())
+        {
+            return Err(ConfigError(format!(
+                "--source {src}: not of the target's address family ({})",
+                self.targets[0].addr
+            )));
+        }
+        if self.unix_socket.is_some() && !self.sources.is_empty() {
+            return bad("--source applies to TCP; a --unix-socket has no source address");
+        }
+        if self.ramp.is_some() {
+            if !matches!(self.stop, Stop::Duration(_)) {
+                return bad("-R FROM:TO (a ramp) runs by time: use -d, not -n");
+            }
+            if matches!(
+                self.model,
+                Model::Open {
+                    arrival: Arrival::Poisson,
+                    ..
+                }
+            ) {
+                return bad(
+                    "-R FROM:TO (a ramp) has uniform arrivals only: drop --arrival poisson",
+                );
+            }
+        }
+        match self.stop {
+            Stop::Duration(d) if d.is_zero() => {
+                return bad("-d/--duration 0: a run needs a positive duration (e.g. 5s)");
+            }
+            Stop::Requests(0) => return bad("-n/--requests 0: a run needs at least 1 request"),
+            _ => {}
         }
         Ok(())
     }

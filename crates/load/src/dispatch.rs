@@ -118,7 +118,16 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         } else if e == Errno::TIMEDOUT {
             self.tally.count(|x| x.connect_timeout += 1);
         } else {
-            self.tally.count(|x| x.connect_other += 1);
+            // Two limits of the client's own host get their own names (and stay in `other`):
+            // no local port for the target (EADDRNOTAVAIL, often TIME_WAIT left by earlier
+            // runs) and no descriptor for a socket (EMFILE/ENFILE).
+            let no_port = u64::from(e == Errno::ADDRNOTAVAIL);
+            let no_fd = u64::from(e == Errno::MFILE || e == Errno::NFILE);
+            self.tally.count(|x| {
+                x.connect_other += 1;
+                x.connect_no_port += no_port;
+                x.connect_no_fd += no_fd;
+            });
         }
         self.io.close(i);
         self.conns[i].reset(now + CONNECT_BACKOFF_NS);

@@ -16,19 +16,54 @@ use std::time::Duration;
 pub(crate) struct EpollIo {
     ep: OwnedFd,
     addr: SocketAddr,
+    /// Source addresses, taken by slot in turn (`--source`); empty: the kernel picks.
+    sources: Vec<SocketAddr>,
+    /// `--unix-socket`: connect here instead of `addr`.
+    unix: Option<net::SocketAddrUnix>,
     /// The socket of each slot, while it has one.
     fds: Vec<Option<OwnedFd>>,
     events: Vec<epoll::Event>,
 }
 
 impl EpollIo {
-    pub(crate) fn new(addr: SocketAddr, slots: usize) -> std::io::Result<Self> {
+    /// `first_slot` is the run-wide index of this worker's slot 0, so the workers together
+    /// take the source addresses in turn.
+    pub(crate) fn new(
+        addr: SocketAddr,
+        slots: usize,
+        sources: &[std::net::IpAddr],
+        first_slot: usize,
+    ) -> std::io::Result<Self> {
+        let n = sources.len().max(1);
         Ok(Self {
             ep: epoll::create(epoll::CreateFlags::CLOEXEC)?,
             addr,
+            unix: None,
+            sources: (0..sources.len().min(slots))
+                .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
+                .collect(),
             fds: (0..slots).map(|_| None).collect(),
             events: Vec::with_capacity(256),
         })
+    }
+
+    /// Connects to the Unix-domain socket at `path` instead of the target's address.
+    pub(crate) fn with_unix(mut self, path: &std::path::Path) -> std::io::Result<Self> {
+        self.unix = Some(net::SocketAddrUnix::new(path)?);
+        Ok(self)
+    }
+
+    /// A non-blocking connect to the Unix-domain socket: it completes at once or fails
+    /// (EAGAIN when the listener's backlog is full, counted as a failed connect).
+    fn connect_unix(&mut self, slot: usize, to: &net::SocketAddrUnix) -> Result<(), Errno> {
+        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+        let fd = net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
+        net::connect(&fd, to)?;
+        let data = epoll::EventData::new_u64(slot as u64);
+        let both = epoll::EventFlags::OUT | epoll::EventFlags::IN;
+        epoll::add(&self.ep, &fd, data, both).map_err(|_| Errno::NOMEM)?;
+        self.fds[slot] = Some(fd);
+        Ok(())
     }
 
     fn interest(&self, slot: usize, flags: epoll::EventFlags) -> Result<(), Errno> {
@@ -39,16 +74,26 @@ impl EpollIo {
 
 impl Io for EpollIo {
     fn connect(&mut self, slot: usize) -> Result<(), Errno> {
+        // Taken out for the call (which borrows `self` mutably) and put back.
+        if let Some(to) = self.unix.take() {
+            let r = self.connect_unix(slot, &to);
+            self.unix = Some(to);
+            return r;
+        }
         let family = if self.addr.is_ipv4() {
             AddressFamily::INET
         } else {
             AddressFamily::INET6
         };
         let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-        let fd =
-            net::socket_with(family, SocketType::STREAM, flags, None).map_err(|_| Errno::NOBUFS)?;
+        // The errno as it is: EMFILE is counted as its own class (no descriptor left).
+        let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
         // Requests are small and complete; Nagle would hold the second of a pipelined pair.
         let _ = net::sockopt::set_tcp_nodelay(&fd, true);
+        if !self.sources.is_empty() {
+            // Port 0: the kernel picks a port of this source address's own range.
+            net::bind(&fd, &self.sources[slot % self.sources.len()])?;
+        }
         match net::connect(&fd, &self.addr) {
             Ok(()) | Err(Errno::INPROGRESS) => {}
             Err(e) => return Err(e),

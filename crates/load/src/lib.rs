@@ -24,13 +24,17 @@ mod conn;
 mod dispatch;
 mod epoll;
 mod io;
+pub mod live;
 pub mod perf;
+pub mod ramp;
 pub mod request;
 pub mod run;
 pub mod schedule;
 pub mod shard;
 pub mod sim;
+pub mod source;
 mod tally;
+pub mod targets;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};
@@ -38,6 +42,10 @@ pub use coalesce::Coalesce;
 pub use config::{
     Arrival, Config, ConfigError, Model, Stop, Target, parse_count, parse_duration, parse_rate,
 };
+pub use live::ErrorKinds;
+pub use ramp::Ramp;
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;
 pub use shard::{JOB_COMPLETION_INDEX, Shard};
+pub use source::parse_sources;
+pub use targets::parse_targets;

@@ -1,7 +1,7 @@
 //! Request bytes, built once per run. A pipelined batch of `k` requests starting at URL `i`
 //! is one contiguous slice of a pre-built buffer, so a batch is one `send` with no copying
 //! and no allocation.
-use crate::config::Config;
+use crate::config::{Config, Target};
 
 /// Every request of a run, laid out so any window of up to `depth` consecutive requests
 /// (URLs taken in turn) is contiguous.
@@ -17,11 +17,7 @@ pub struct RequestSet {
 impl RequestSet {
     /// Builds the bytes for `config`'s targets, method, headers and body.
     pub fn build(config: &Config) -> Self {
-        let one: Vec<Vec<u8>> = config
-            .targets
-            .iter()
-            .map(|t| encode(config, &t.authority, &t.path))
-            .collect();
+        let one: Vec<Vec<u8>> = config.targets.iter().map(|t| encode(config, t)).collect();
         let urls = one.len();
         // Enough repeats that a window of `pipeline` requests starting at any URL fits.
         let repeats = 1 + config.pipeline.div_ceil(urls);
@@ -37,7 +33,13 @@ impl RequestSet {
             bytes,
             offsets,
             urls,
-            head: config.method.eq_ignore_ascii_case("HEAD"),
+            // Config::validate refuses a run that mixes HEAD with other methods.
+            head: config
+                .targets
+                .first()
+                .and_then(|t| t.method.as_deref())
+                .unwrap_or(&config.method)
+                .eq_ignore_ascii_case("HEAD"),
         }
     }
 
@@ -65,41 +67,44 @@ impl RequestSet {
     }
 }
 
-fn encode(config: &Config, authority: &str, path: &str) -> Vec<u8> {
+/// One target's request: its own method, headers and body where it has them (a targets
+/// file), the run's otherwise; the run's headers come first.
+fn encode(config: &Config, t: &Target) -> Vec<u8> {
+    let method = t.method.as_deref().unwrap_or(&config.method);
+    let body = t.body.as_deref().unwrap_or(&config.body);
+    let headers = || config.headers.iter().chain(&t.headers);
     let has = |name: &str| {
-        config.headers.iter().any(|h| {
+        headers().any(|h| {
             h.split(':')
                 .next()
                 .is_some_and(|n| n.trim().eq_ignore_ascii_case(name))
         })
     };
-    let mut r = format!("{} {} HTTP/1.1\r\n", config.method, path);
+    let mut r = format!("{method} {} HTTP/1.1\r\n", t.path);
     // A -H Host replaces the URL's: two Host lines are a 400 (RFC 9112 §3.2).
     if !has("host") {
-        r.push_str(&format!("Host: {authority}\r\n"));
+        r.push_str(&format!("Host: {}\r\n", t.authority));
     }
-    for h in &config.headers {
+    for h in headers() {
         r.push_str(h.trim_end());
         r.push_str("\r\n");
     }
-    let wants_length =
-        !config.body.is_empty() || matches!(config.method.as_str(), "POST" | "PUT" | "PATCH");
+    let wants_length = !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH");
     if wants_length && !has("content-length") {
-        r.push_str(&format!("Content-Length: {}\r\n", config.body.len()));
+        r.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     if !config.keep_alive && !has("connection") {
         r.push_str("Connection: close\r\n");
     }
     r.push_str("\r\n");
     let mut bytes = r.into_bytes();
-    bytes.extend_from_slice(&config.body);
+    bytes.extend_from_slice(body);
     bytes
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Target;
 
     fn config(urls: &[&str]) -> Config {
         Config::new(urls.iter().map(|u| Target::parse(u).unwrap()).collect())
@@ -135,6 +140,21 @@ mod tests {
         assert_eq!(
             set.window(0, 1),
             b"GET / HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn each_target_brings_its_method_headers_and_body() {
+        let mut c = config(&["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]);
+        c.headers = vec!["X-Run: 1".into()];
+        c.targets[1].method = Some("POST".into());
+        c.targets[1].headers = vec!["X-Target: 2".into()];
+        c.targets[1].body = Some(b"{}".to_vec());
+        let set = RequestSet::build(&c);
+        assert_eq!(
+            set.window(0, 2),
+            &b"GET /a HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-Run: 1\r\n\r\n\
+POST /b HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-Run: 1\r\nX-Target: 2\r\nContent-Length: 2\r\n\r\n{}"[..]
         );
     }
 

@@ -3,6 +3,7 @@
 use crate::clock::{Clock, MonoClock};
 use crate::coalesce::Coalesce;
 use crate::config::{Arrival, Config, ConfigError, Model, Stop};
+use crate::live::LiveSum;
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
 use crate::worker::{Interval, ProgressSlot, Shared, Worker};
@@ -14,17 +15,26 @@ use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 use twelve_report::{IntervalRecord, Recorder, RunInfo, RunResult, ShardInfo, WorkerResult};
 
-/// Live progress, sampled from the workers' atomics about once a second.
+/// Live progress, sampled from the workers' atomics four times a second.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     /// Time since the run started (warm-up included).
     pub elapsed: Duration,
     /// Whether the warm-up is over.
     pub measuring: bool,
+    /// Whether every worker is done (the last sample of the run).
+    pub finished: bool,
     /// Responses so far (warm-up included).
     pub requests: u64,
     /// Failures so far (warm-up included).
     pub errors: u64,
+    /// Failures so far by kind (warm-up included).
+    pub kinds: crate::live::ErrorKinds,
+    /// Median latency (corrected, coarse: within about 12%) of the responses so far: of the
+    /// warm-up while it lasts, then of the measured window.
+    pub p50_ns: Option<u64>,
+    /// 99th percentile, likewise.
+    pub p99_ns: Option<u64>,
 }
 
 /// A finished run.
@@ -51,21 +61,24 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::Config(e) => write!(f, "{e}"),
-            LoadError::Setup(e) => write!(f, "setting up a worker: {e}"),
+            LoadError::Setup(_) => f.write_str("setting up a worker"),
         }
     }
 }
 
+// A configuration error is shown as itself (its Display is this one's), so it is not also
+// a source: `{:#}` would print it twice ("--rate must be positive: --rate must be positive").
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            LoadError::Config(e) => Some(e),
+            LoadError::Config(_) => None,
             LoadError::Setup(e) => Some(e),
         }
     }
 }
 
-/// Runs the load described by `config`, calling `tick` about once a second with progress.
+/// Runs the load described by `config`, calling `tick` with progress four times a second, at
+/// the end of the warm-up, and once at the end.
 pub fn run(config: &Config, tick: impl FnMut(&Progress)) -> Result<Outcome, LoadError> {
     run_until(config, &AtomicBool::new(false), tick)
 }
@@ -101,6 +114,8 @@ pub fn run_until(
             info: info_of(config),
             elapsed,
             workers,
+            // The caller knows whether a server ran beside the load; see twelve's bench.rs.
+            server: None,
         },
         intervals,
         start,
@@ -129,7 +144,15 @@ fn shared_state(config: &Config) -> (Shared<MonoClock>, u64, SystemTime) {
         Stop::Duration(d) => (measure_start_ns + d.as_nanos() as u64, u64::MAX),
         Stop::Requests(n) => (u64::MAX, n),
     };
+    let ramp = match (config.model, config.ramp, config.stop) {
+        (Model::Open { .. }, Some(ramp), Stop::Duration(window)) => Some((ramp, window)),
+        _ => None,
+    };
     let mut schedule = match config.model {
+        _ if ramp.is_some() => ramp.map(|(ramp, window)| {
+            let per_step = window / ramp.step_rates().len() as u32;
+            Schedule::ramp(ramp.segments(config.warmup, per_step), t0, limit)
+        }),
         Model::Closed => None,
         Model::Open {
             rate_per_s,
@@ -267,25 +290,44 @@ fn merge_intervals(
         .collect()
 }
 
-/// Samples progress until every worker is done.
+/// How often live progress is sampled: often enough for a live view to move smoothly, rare
+/// enough that the main thread's wake-ups cost the measuring workers nothing they would notice.
+const TICK: Duration = Duration::from_millis(250);
+
+/// Samples progress until every worker is done: every [`TICK`], once more at the moment the
+/// warm-up ends (so a caller can take its own readings, such as the embedded server's CPU
+/// time, at the start of the measured window), and a last time when all are done.
 fn watch<C: Clock>(s: &Shared<C>, interrupt: &AtomicBool, mut tick: impl FnMut(&Progress)) {
-    let mut next = Duration::from_secs(1);
+    let mut next = TICK;
+    let mut was_measuring = false;
+    // The live percentiles count from the end of the warm-up once it is over.
+    let mut base: Option<LiveSum> = None;
     loop {
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(10));
         if interrupt.load(Ordering::Relaxed) {
             // Relaxed: workers poll the flag every loop turn; nothing else hangs on it.
             s.stop.store(true, Ordering::Relaxed);
         }
-        if s.progress.iter().all(|p| p.done.load(Ordering::Acquire)) {
-            return;
-        }
+        let finished = s.progress.iter().all(|p| p.done.load(Ordering::Acquire));
         let now = s.clock.now_ns();
         let elapsed = Duration::from_nanos(now);
-        if elapsed >= next {
-            next += Duration::from_secs(1);
+        let measuring = now >= s.measure_start_ns;
+        if elapsed >= next || measuring != was_measuring || finished {
+            while next <= elapsed {
+                next += TICK;
+            }
+            let live = LiveSum::of(s.progress.iter().map(|p| &p.live));
+            if measuring && !was_measuring {
+                base = Some(live.clone());
+            }
+            was_measuring = measuring;
             tick(&Progress {
                 elapsed,
-                measuring: now >= s.measure_start_ns,
+                measuring,
+                finished,
+                kinds: live.kinds,
+                p50_ns: live.quantile_since(base.as_ref(), 0.50),
+                p99_ns: live.quantile_since(base.as_ref(), 0.99),
                 requests: s
                     .progress
                     .iter()
@@ -297,6 +339,9 @@ fn watch<C: Clock>(s: &Shared<C>, interrupt: &AtomicBool, mut tick: impl FnMut(&
                     .map(|p| p.errors.load(Ordering::Relaxed))
                     .sum(),
             });
+        }
+        if finished {
+            return;
         }
     }
 }
@@ -317,7 +362,28 @@ pub fn info_of(config: &Config) -> RunInfo {
             }),
         ),
     };
+    // A ramp's offered rate is its mean over the window, and over the window's last 20%.
+    let (rate_per_s, offered_end_per_s, ramp) = match (rate_per_s, config.ramp, config.stop) {
+        (Some(_), Some(r), Stop::Duration(window)) => {
+            let per_step = window / r.step_rates().len() as u32;
+            let w = window.as_secs_f64();
+            let mean = |a: f64| r.mean_rate(config.warmup, per_step, a, w);
+            let text = match r.step_per_s {
+                None => format!("linear {} to {} req/s", r.from_per_s, r.to_per_s),
+                Some(step) => format!(
+                    "{} to {} req/s in steps of {step}, {}s each",
+                    r.from_per_s,
+                    r.to_per_s,
+                    per_step.as_secs_f64()
+                ),
+            };
+            (Some(mean(0.0)), Some(mean(0.8 * w)), Some(text))
+        }
+        _ => (rate_per_s, None, None),
+    };
     RunInfo {
+        offered_end_per_s,
+        ramp,
         urls: config.targets.iter().map(|t| t.url.clone()).collect(),
         method: config.method.clone(),
         threads: config.worker_cpus.len(),
@@ -350,5 +416,6 @@ pub fn info_of(config: &Config) -> RunInfo {
                 Stop::Duration(_) => None,
             },
         }),
+        max_error_percent: None,
     }
 }

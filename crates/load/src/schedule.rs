@@ -8,6 +8,7 @@
 //! claimed with one compare-and-swap on a shared counter. Poisson arrivals need the previous
 //! arrival to draw the next gap, so they sit behind a mutex; at the rates an open-model test
 //! runs (≤ a few 100 k/s) one uncontended lock per claim batch is noise.
+use crate::ramp::Segment;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -33,6 +34,11 @@ enum Kind {
     Poisson {
         state: Mutex<Poisson>,
         mean_gap_ns: f64,
+    },
+    /// A rate ramp (`-R A:B`): slot `k` is due when the expected count reaches `k`.
+    Ramp {
+        next: AtomicU64,
+        segments: Vec<Segment>,
     },
 }
 
@@ -79,6 +85,20 @@ impl Schedule {
         }
     }
 
+    /// Arrivals along a ramp's rate segments (see [`crate::ramp`]) from `start_ns`.
+    pub(crate) fn ramp(segments: Vec<Segment>, start_ns: u64, limit: u64) -> Self {
+        Self {
+            start_ns,
+            limit,
+            stride: 1,
+            phase: 0,
+            kind: Kind::Ramp {
+                next: AtomicU64::new(0),
+                segments,
+            },
+        }
+    }
+
     /// Keeps only `shard`'s stripe of the global slots (slots `i, i+N, i+2N, …`); the
     /// slot numbers and times passed to [`Self::claim`] stay the global ones. Call before the
     /// first claim.
@@ -113,6 +133,10 @@ impl Schedule {
                 let m = next.load(Ordering::Relaxed);
                 (m < self.own_limit()).then(|| self.uniform_at(self.global(m), *interval_ns))
             }
+            Kind::Ramp { next, segments } => {
+                let m = next.load(Ordering::Relaxed);
+                (m < self.own_limit()).then(|| self.ramp_at(self.global(m), segments))
+            }
             Kind::Poisson { state, .. } => {
                 let p = state.lock().unwrap_or_else(|e| e.into_inner());
                 (p.k < self.limit).then_some(p.t_ns as u64)
@@ -123,7 +147,9 @@ impl Schedule {
     /// Slots claimed so far (this process's).
     pub fn claimed(&self) -> u64 {
         match &self.kind {
-            Kind::Uniform { next, .. } => next.load(Ordering::Relaxed).min(self.own_limit()),
+            Kind::Uniform { next, .. } | Kind::Ramp { next, .. } => {
+                next.load(Ordering::Relaxed).min(self.own_limit())
+            }
             Kind::Poisson { state, .. } => {
                 // `k` is the next slot of this stripe: the stripe's slots below it are taken.
                 let k = state.lock().unwrap_or_else(|e| e.into_inner()).k;
@@ -149,31 +175,17 @@ impl Schedule {
                 if now_ns < self.start_ns {
                     return 0;
                 }
-                // Global slots 0..=due are due now; of this stripe, its slots 0..=own_due.
+                // Global slots 0..=due are due now.
                 let due = ((now_ns - self.start_ns) as f64 / interval_ns).floor() as u64;
-                if due < self.phase {
+                self.claim_counted(next, due, max, take, |k| self.uniform_at(k, interval_ns))
+            }
+            Kind::Ramp { next, segments } => {
+                if now_ns < self.start_ns {
                     return 0;
                 }
-                let own_due = (due - self.phase) / self.stride;
-                let mut k = next.load(Ordering::Relaxed);
-                loop {
-                    let end = (own_due + 1).min(self.own_limit()).min(k + max as u64);
-                    if end <= k {
-                        return 0;
-                    }
-                    // Relaxed suffices: the counter is the only shared state, and each slot's
-                    // time is a pure function of its index.
-                    match next.compare_exchange_weak(k, end, Ordering::Relaxed, Ordering::Relaxed) {
-                        Ok(_) => {
-                            for m in k..end {
-                                let slot = self.global(m);
-                                take(slot, self.uniform_at(slot, interval_ns));
-                            }
-                            return (end - k) as usize;
-                        }
-                        Err(actual) => k = actual,
-                    }
-                }
+                let t_s = (now_ns - self.start_ns) as f64 / 1e9;
+                let due = crate::ramp::count_at(segments, t_s).floor() as u64;
+                self.claim_counted(next, due, max, take, |k| self.ramp_at(k, segments))
             }
             Kind::Poisson { state, mean_gap_ns } => {
                 let mut p = state.lock().unwrap_or_else(|e| e.into_inner());
@@ -189,6 +201,46 @@ impl Schedule {
                 n
             }
         }
+    }
+
+    /// Claims this stripe's slots among global slots `..=due` (at most `max`, from `next`, the
+    /// stripe's own counter) with one compare-and-swap; `at` gives a global slot's intended
+    /// time. Unsharded, the stripe is every slot.
+    fn claim_counted(
+        &self,
+        next: &AtomicU64,
+        due: u64,
+        max: usize,
+        mut take: impl FnMut(u64, u64),
+        at: impl Fn(u64) -> u64,
+    ) -> usize {
+        if due < self.phase {
+            return 0;
+        }
+        let own_due = (due - self.phase) / self.stride;
+        let mut k = next.load(Ordering::Relaxed);
+        loop {
+            let end = (own_due + 1).min(self.own_limit()).min(k + max as u64);
+            if end <= k {
+                return 0;
+            }
+            // Relaxed suffices: the counter is the only shared state, and each slot's time is
+            // a pure function of its index.
+            match next.compare_exchange_weak(k, end, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    for m in k..end {
+                        let slot = self.global(m);
+                        take(slot, at(slot));
+                    }
+                    return (end - k) as usize;
+                }
+                Err(actual) => k = actual,
+            }
+        }
+    }
+
+    fn ramp_at(&self, k: u64, segments: &[Segment]) -> u64 {
+        self.start_ns + (crate::ramp::time_of(segments, k as f64) * 1e9) as u64
     }
 
     fn uniform_at(&self, k: u64, interval_ns: f64) -> u64 {
@@ -346,6 +398,15 @@ mod tests {
             }
         };
     }
+
+    stripes!(ramp_stripes_of_three_are_the_single_schedule, 3, || {
+        let ramp = crate::Ramp::parse("10000:40000").unwrap().unwrap();
+        let segments = ramp.segments(
+            std::time::Duration::ZERO,
+            std::time::Duration::from_millis(200),
+        );
+        Schedule::ramp(segments, 1_000, 4_001)
+    });
 
     stripes!(uniform_stripes_of_two_are_the_single_schedule, 2, || {
         Schedule::uniform(30_000.0, 1_000, 10_001)

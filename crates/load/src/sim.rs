@@ -48,6 +48,9 @@ pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
         authority: "sim".into(),
         path: "/".into(),
         addr: ([127, 0, 0, 1], 9).into(),
+        method: None,
+        headers: Vec::new(),
+        body: None,
     }]);
     config.connections = setup.connections;
     config.shard = shard;

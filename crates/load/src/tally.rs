@@ -4,6 +4,7 @@
 use crate::coalesce::MeanLatency;
 use crate::config::{Config, Stop};
 use crate::conn::{Answer, Failure};
+use crate::live::{BUCKETS, ErrorKinds, bucket};
 use crate::worker::{Interval, ProgressSlot};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -79,9 +80,17 @@ pub(crate) struct Tally {
     sec_count: u64,
     next_sec_ns: u64,
     cpu_start_ns: u64,
+    /// Timed runs: responses from here on are the last 20% of the planned window.
+    tail_after_ns: Option<u64>,
+    tail_from_ns: u64,
     /// Whole-run counts, for live progress.
     requests_all: u64,
     errors_all: u64,
+    /// Whole-run failures by class and non-2xx/3xx responses, for the live view's kinds.
+    errors_run: Errors,
+    bad_status_all: u64,
+    /// Whole-run coarse latency histogram, for the live view's percentiles.
+    live_hist: Box<[u64; BUCKETS]>,
     /// Last successful connect or response: a count-bounded run with no progress for long
     /// gives up instead of retrying a dead server forever.
     last_progress_ns: u64,
@@ -112,8 +121,16 @@ impl Tally {
             sec_count: 0,
             next_sec_ns: 0,
             cpu_start_ns: 0,
+            tail_after_ns: match cfg.stop {
+                Stop::Duration(d) => Some(d.as_nanos() as u64 / 5 * 4),
+                Stop::Requests(_) => None,
+            },
+            tail_from_ns: u64::MAX,
             requests_all: 0,
             errors_all: 0,
+            errors_run: Errors::default(),
+            bad_status_all: 0,
+            live_hist: Box::new([0; BUCKETS]),
             last_progress_ns: 0,
             mean_latency: MeanLatency::default(),
         }
@@ -150,6 +167,9 @@ impl Tally {
         // Seconds count from the nominal start, so a run of N s has N whole seconds.
         self.next_sec_ns = measure_start_ns + SECOND_NS;
         self.cpu_start_ns = thread_cpu_ns();
+        self.tail_from_ns = self
+            .tail_after_ns
+            .map_or(u64::MAX, |after| measure_start_ns + after);
     }
 
     /// Closes the whole seconds and the log interval that ended by `now_ns`.
@@ -175,11 +195,21 @@ impl Tally {
     pub(crate) fn publish(&self, slot: &ProgressSlot) {
         slot.requests.store(self.requests_all, Ordering::Relaxed);
         slot.errors.store(self.errors_all, Ordering::Relaxed);
+        let e = &self.errors_run;
+        let kinds = ErrorKinds {
+            connect: e.connect_refused + e.connect_timeout + e.connect_other,
+            io: e.read + e.write,
+            timeout: e.timeout,
+            parse: e.parse + e.body_length,
+            status: self.bad_status_all,
+        };
+        slot.live.publish(&self.live_hist, &kinds);
     }
 
     /// Counts an error in the measured window (and always in live progress).
-    pub(crate) fn count(&mut self, f: impl FnOnce(&mut Errors)) {
+    pub(crate) fn count(&mut self, f: impl Fn(&mut Errors)) {
         self.errors_all += 1;
+        f(&mut self.errors_run);
         if self.measuring {
             f(&mut self.res.errors);
         }
@@ -228,6 +258,8 @@ impl Tally {
         self.requests_all += 1;
         self.last_progress_ns = now_ns;
         self.mean_latency.add(now_ns.saturating_sub(a.sent_ns));
+        self.live_hist[bucket(now_ns.saturating_sub(a.intended_ns))] += 1;
+        self.bad_status_all += u64::from(!(200..400).contains(&a.code));
         if !self.measuring {
             return;
         }
@@ -242,6 +274,7 @@ impl Tally {
         };
         rec.record(a.intended_ns, a.sent_ns, now_ns);
         self.res.requests += 1;
+        self.res.tail_requests += u64::from(now_ns >= self.tail_from_ns);
         self.sec_count += 1;
         if let Some(n) = self.res.errors.status.get_mut(usize::from(a.code)) {
             *n += 1;

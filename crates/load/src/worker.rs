@@ -33,6 +33,7 @@ pub(crate) struct ProgressSlot {
     pub requests: AtomicU64,
     pub errors: AtomicU64,
     pub done: AtomicBool,
+    pub live: crate::live::LiveSlot,
 }
 
 /// What every worker of a run shares (read-only but for atomics).
@@ -83,7 +84,13 @@ impl<'s, C: Clock> Worker<'s, C, EpollIo> {
         conns: usize,
         hdr: Option<Sender<Interval>>,
     ) -> std::io::Result<Self> {
-        let io = EpollIo::new(s.config.targets[0].addr, conns)?;
+        let cfg = &s.config;
+        // Workers before this one hold about `id * c / t` slots.
+        let first_slot = id * cfg.connections / cfg.worker_cpus.len();
+        let mut io = EpollIo::new(cfg.targets[0].addr, conns, &cfg.sources, first_slot)?;
+        if let Some(path) = &cfg.unix_socket {
+            io = io.with_unix(path)?;
+        }
         Ok(Self::with_io(id, s, conns, hdr, io))
     }
 }

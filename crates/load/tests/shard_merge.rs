@@ -59,6 +59,7 @@ fn run_of(latency: Recorder, shard: Option<Shard>) -> RunResult {
         },
         elapsed: Duration::from_secs(3),
         workers: vec![w],
+        server: None,
     }
 }
 

@@ -8,6 +8,7 @@ use crate::raw::{EncodedRecorder, RawRun};
 use crate::result::{Errors, RunInfo};
 use crate::slo::SloOutcome;
 use crate::summary::{CLIENT_BOUND_NOTE, Summary};
+use crate::verdict::SelfCheck;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -45,6 +46,11 @@ pub struct JsonReport {
     pub client: Client,
     /// SLO outcomes, in the order given.
     pub slo: Vec<SloOutcome>,
+    /// Whether the load was delivered: rates, schedule lag, concurrency, the verdict.
+    pub self_check: SelfCheck,
+    /// The embedded server's cost (runs without a URL only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::server::ServerFigures>,
     /// The host's state (the `twelve doctor` summary), so every run carries it; the caller
     /// fills it in because this crate does not read the host.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,6 +86,9 @@ pub struct Config {
     pub rate_per_s: Option<f64>,
     /// Open model: `"uniform"` or `"poisson"`.
     pub arrival: Option<String>,
+    /// Open model with a rate ramp: how it ramps (`rate_per_s` is then its mean).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<String>,
     /// Planned measured duration.
     pub planned_duration_s: Option<f64>,
     /// Planned request count.
@@ -139,6 +148,10 @@ pub struct ErrorsJson {
     pub connect_timeout: u64,
     /// Other connect failures.
     pub connect_other: u64,
+    /// Of `connect_other`: EADDRNOTAVAIL (local ports exhausted).
+    pub connect_no_port: u64,
+    /// Of `connect_other`: EMFILE/ENFILE (no descriptor left).
+    pub connect_no_fd: u64,
     /// Resets and EOF inside a head.
     pub read: u64,
     /// Failed sends.
@@ -241,6 +254,8 @@ impl JsonReport {
             },
             client: Client::of(s),
             slo: s.slo.clone(),
+            self_check: s.check.clone(),
+            server: s.server,
             doctor: None,
             histograms: EncodedRecorder::of(&s.latency),
             raw: None,
@@ -269,6 +284,7 @@ impl Config {
             },
             rate_per_s: info.rate_per_s,
             arrival: info.arrival.clone(),
+            ramp: info.ramp.clone(),
             planned_duration_s: info.duration.map(|d| d.as_secs_f64()),
             planned_requests: info.requests,
             warmup_s: info.warmup.as_secs_f64(),
@@ -295,6 +311,8 @@ impl ErrorsJson {
             connect_refused: e.connect_refused,
             connect_timeout: e.connect_timeout,
             connect_other: e.connect_other,
+            connect_no_port: e.connect_no_port,
+            connect_no_fd: e.connect_no_fd,
             read: e.read,
             write: e.write,
             timeout: e.timeout,

@@ -50,6 +50,8 @@ pub struct ConfigIn {
     pub server_cpu: Option<usize>,
     #[serde(default)]
     pub shard: Option<ShardIn>,
+    #[serde(default)]
+    pub ramp: Option<String>,
 }
 
 /// The report's `config.shard`.
@@ -187,6 +189,12 @@ fn info_of(c: &ConfigIn) -> RunInfo {
             rate_per_s: s.rate_per_s,
             requests: s.requests,
         }),
+        // A shard's --max-errors is not in its report: the merged run is judged by the
+        // default threshold.
+        max_error_percent: None,
+        ramp: c.ramp.clone(),
+        // Not in a shard's report either: a merged ramp's end rate is judged against its mean.
+        offered_end_per_s: None,
     }
 }
 
@@ -202,6 +210,8 @@ fn shard_runs(reports: &[ShardReport]) -> Result<Vec<(RunResult, u64)>, MergeErr
                 info: info_of(&r.config),
                 elapsed: Duration::from_nanos(raw.elapsed_ns),
                 workers,
+                // Shards load a URL: no embedded server to account for.
+                server: None,
             };
             Ok((run, raw.start_unix_ns))
         })
@@ -276,6 +286,7 @@ pub fn merge(reports: &[ShardReport]) -> Result<(RunResult, MergeVerdict), Merge
             .max()
             .unwrap_or_default(),
         workers: runs.into_iter().flat_map(|(r, _)| r.workers).collect(),
+        server: None,
     };
     let verdict = MergeVerdict {
         shards: total.count,

@@ -71,6 +71,10 @@ pub struct RawWorker {
     pub context_switches: u64,
     /// Naps (`--coalesce`).
     pub naps: u64,
+    /// Complete responses in the last 20% of a timed run's window (the self-check's end
+    /// rate); absent in reports written before it was recorded.
+    #[serde(default)]
+    pub tail_requests: u64,
     /// Failures by class; `status` by code.
     pub errors: RawErrors,
     /// Connection accounting.
@@ -157,6 +161,7 @@ impl RawWorker {
             wall_ns: ns(w.wall_time),
             context_switches: w.context_switches,
             naps: w.naps,
+            tail_requests: w.tail_requests,
             errors: RawErrors {
                 connect_refused: e.connect_refused,
                 connect_timeout: e.connect_timeout,
@@ -207,6 +212,7 @@ impl RawWorker {
             wall_time: Duration::from_nanos(self.wall_ns),
             context_switches: self.context_switches,
             naps: self.naps,
+            tail_requests: self.tail_requests,
             errors,
             conns: ConnCounts {
                 established: self.conns.established,
@@ -233,6 +239,7 @@ mod tests {
             wall_time: Duration::from_nanos(2_000_000_001),
             context_switches: 17,
             naps: 4,
+            tail_requests: 2,
             ..Default::default()
         };
         w.latency.record(0, 10, 23_456);

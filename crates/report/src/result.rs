@@ -21,6 +21,11 @@ pub struct RunInfo {
     pub rate_per_s: Option<f64>,
     /// `"uniform"` or `"poisson"` (open model only).
     pub arrival: Option<String>,
+    /// Open model with a rate ramp: how it ramps (`rate_per_s` is then its mean).
+    pub ramp: Option<String>,
+    /// Open model: the offered rate over the last 20% of the window, when it differs from
+    /// `rate_per_s` (a ramp).
+    pub offered_end_per_s: Option<f64>,
     /// Planned measured duration (after warm-up), when run by time.
     pub duration: Option<Duration>,
     /// Planned request count, when run by count.
@@ -37,6 +42,9 @@ pub struct RunInfo {
     pub cpus: Vec<usize>,
     /// CPU the embedded server ran on, when there was one.
     pub server_cpu: Option<usize>,
+    /// Failures above this share of attempts, percent, make the run unmeasured
+    /// (`--max-errors`; `None`: [`crate::verdict::DEFAULT_MAX_ERROR_PERCENT`]).
+    pub max_error_percent: Option<f64>,
     /// Which slice of a sharded run this was (`--shard I/N`); `connections`, `rate_per_s`
     /// and `requests` above are then the shard's own.
     pub shard: Option<ShardInfo>,
@@ -64,8 +72,13 @@ pub struct Errors {
     pub connect_refused: u64,
     /// Connect did not finish within the connect timeout.
     pub connect_timeout: u64,
-    /// Any other connect failure (EADDRNOTAVAIL, ENETUNREACH, …).
+    /// Any other connect failure (ENETUNREACH, …; EADDRNOTAVAIL and EMFILE are counted in
+    /// their own classes, and here too, so the sum stays what it was).
     pub connect_other: u64,
+    /// Of `connect_other`: EADDRNOTAVAIL, no local port left for the target's address.
+    pub connect_no_port: u64,
+    /// Of `connect_other`: EMFILE/ENFILE, no descriptor left for a socket.
+    pub connect_no_fd: u64,
     /// Reset, or EOF in the middle of a response head.
     pub read: u64,
     /// A send failed.
@@ -87,6 +100,8 @@ impl Default for Errors {
             connect_refused: 0,
             connect_timeout: 0,
             connect_other: 0,
+            connect_no_port: 0,
+            connect_no_fd: 0,
             read: 0,
             write: 0,
             timeout: 0,
@@ -103,6 +118,8 @@ impl Errors {
         self.connect_refused += other.connect_refused;
         self.connect_timeout += other.connect_timeout;
         self.connect_other += other.connect_other;
+        self.connect_no_port += other.connect_no_port;
+        self.connect_no_fd += other.connect_no_fd;
         self.read += other.read;
         self.write += other.write;
         self.timeout += other.timeout;
@@ -182,6 +199,9 @@ pub struct WorkerResult {
     pub latency: Recorder,
     /// Complete responses in each whole second of the measured window.
     pub per_second: Vec<u64>,
+    /// Complete responses in the last 20% of a timed run's planned window (the self-check's
+    /// end rate: a run that falls behind shows it there first).
+    pub tail_requests: u64,
     /// CPU time the worker thread used in the measured window.
     pub cpu_time: Duration,
     /// Wall time of the worker's measured window.
@@ -196,6 +216,18 @@ pub struct WorkerResult {
     pub conns: ConnCounts,
 }
 
+/// What the embedded server spent over (about) the measured window: its threads' CPU time
+/// and the responses the client counted between the same two readings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerCost {
+    /// CPU time of the server's threads.
+    pub cpu: Duration,
+    /// Responses between the readings.
+    pub requests: u64,
+    /// Wall time between the readings.
+    pub wall: Duration,
+}
+
 /// A finished run: configuration plus every worker's result.
 #[derive(Debug, Clone, Default)]
 pub struct RunResult {
@@ -205,6 +237,8 @@ pub struct RunResult {
     pub elapsed: Duration,
     /// Workers, in order.
     pub workers: Vec<WorkerResult>,
+    /// The embedded server's cost, when the run had one (no URL).
+    pub server: Option<ServerCost>,
 }
 
 impl RunResult {

@@ -4,6 +4,7 @@
 use crate::latency::{Percentiles, Recorder};
 use crate::result::{ConnCounts, Errors, RunInfo, RunResult, busy, per_s};
 use crate::slo::{Metric, Slo, SloOutcome};
+use crate::verdict::{DEFAULT_MAX_ERROR_PERCENT, Inputs, SelfCheck};
 use std::time::Duration;
 
 /// The sentence printed when the client limited the run.
@@ -31,6 +32,8 @@ pub struct Summary {
     pub percentiles: LatencySummary,
     /// wrk's `Req/Sec` row over every worker's per-second counts.
     pub req_per_sec: ReqPerSec,
+    /// Responses in each whole second of the measured window, all workers summed.
+    pub per_second: Vec<u64>,
     /// All workers' errors summed.
     pub errors: Errors,
     /// All workers' connection counts summed.
@@ -43,6 +46,10 @@ pub struct Summary {
     pub workers: Vec<WorkerSummary>,
     /// SLO verdicts, in the order given.
     pub slo: Vec<SloOutcome>,
+    /// Whether the load was delivered, and so what the figures describe.
+    pub check: SelfCheck,
+    /// The embedded server's cost, when the run had one.
+    pub server: Option<crate::server::ServerFigures>,
 }
 
 /// Percentile summaries of the merged histograms, µs.
@@ -124,6 +131,7 @@ impl Summary {
             latency,
             percentiles,
             req_per_sec: ReqPerSec::of(run),
+            per_second: per_second(run),
             errors: run.merged_errors(),
             conns: run.merged_conns(),
             concurrency_reached: run.concurrency_reached(),
@@ -150,12 +158,59 @@ impl Summary {
                 })
                 .collect(),
             slo: Vec::new(),
+            // Judged just below, from the figures above.
+            check: SelfCheck::default(),
+            server: run
+                .server
+                .map(|c| crate::server::ServerFigures::of(&c, run.info.server_cpu)),
         };
+        s.check = s.self_check(run);
         s.slo = slos.iter().map(|slo| slo.check(&s)).collect();
         s
     }
 
-    /// Whether every SLO held (true when there were none).
+    /// The self-check of this summary; `run` gives the end-of-window counts.
+    fn self_check(&self, run: &RunResult) -> SelfCheck {
+        let open = self.info.rate_per_s;
+        let lag = &self.percentiles.queue_wait;
+        SelfCheck::of(&Inputs {
+            offered_rate_per_s: open,
+            offered_end_per_s: self.info.offered_end_per_s,
+            achieved_rate_per_s: self.rps,
+            achieved_rate_end: self.rate_end(run),
+            schedule_lag_us: open.map(|_| (lag.max_us, lag.p99_us)),
+            requests: self.requests,
+            errors: &self.errors,
+            error_percent: self.error_percent(),
+            max_error_percent: self
+                .info
+                .max_error_percent
+                .unwrap_or(DEFAULT_MAX_ERROR_PERCENT),
+            concurrency_asked: self.info.connections as u64,
+            concurrency_reached: self.conns.peak_open,
+            established: self.conns.established,
+            client_cpu_ns_per_request: self.client.cpu_ns_per_request,
+            client_max_busy: self.client.max_busy,
+            client_bound: self.client.client_bound,
+            embedded: self.info.server_cpu.is_some(),
+        })
+    }
+
+    /// Responses per second over the last 20% of a timed run's planned window (from the
+    /// nominal 80% mark to the end of the measured window); `None` for a counted run or one
+    /// that ended before the mark.
+    fn rate_end(&self, run: &RunResult) -> Option<f64> {
+        let planned = self.info.duration?;
+        let tail = self.elapsed.checked_sub(planned / 5 * 4)?;
+        if tail.is_zero() {
+            return None;
+        }
+        let n: u64 = run.workers.iter().map(|w| w.tail_requests).sum();
+        Some(per_s(n as f64, tail))
+    }
+
+    /// Whether every SLO held (true when there were none). A run that completed no request
+    /// holds none: an SLO is never a pass on nothing (a dead server must not pass a gate).
     pub fn passed(&self) -> bool {
         self.slo.iter().all(|o| o.pass)
     }
@@ -204,8 +259,25 @@ impl Summary {
 impl Slo {
     /// Judges the threshold against a summarised run.
     pub fn check(&self, s: &Summary) -> SloOutcome {
-        self.verdict(s.measure(self.metric()))
+        let mut outcome = self.verdict(s.measure(self.metric()));
+        // `errors<1%` or `p99<2ms` of nothing would hold; a gate must not pass a dead server.
+        outcome.pass &= s.requests > 0;
+        outcome
     }
+}
+
+/// Every worker's per-second counts summed second by second.
+fn per_second(run: &RunResult) -> Vec<u64> {
+    let mut all: Vec<u64> = Vec::new();
+    for w in &run.workers {
+        if all.len() < w.per_second.len() {
+            all.resize(w.per_second.len(), 0);
+        }
+        for (a, n) in all.iter_mut().zip(&w.per_second) {
+            *a += n;
+        }
+    }
+    all
 }
 
 impl ReqPerSec {

@@ -3,7 +3,7 @@
 //! classes, the concurrency check and the client self-check.
 use crate::format::{bytes, latency_us, metric};
 use crate::latency::QUANTILES;
-use crate::summary::{CLIENT_BOUND_NOTE, Summary};
+use crate::summary::Summary;
 use std::fmt::Write;
 
 /// Renders the text report of a summarised run (its SLO verdicts included).
@@ -24,7 +24,17 @@ pub fn render(s: &Summary) -> String {
     let _ = writeln!(o, "Requests/sec: {:>10.2}", s.rps);
     let _ = writeln!(o, "Transfer/sec: {:>10}", bytes(s.bytes_per_s));
     client(&mut o, s);
+    crate::verdict_text::server(&mut o, s);
+    crate::verdict_text::self_check(&mut o, s);
     for v in &s.slo {
+        if s.requests == 0 {
+            let _ = writeln!(
+                o,
+                "SLO {}: FAIL (no request completed: nothing to judge)",
+                v.expr
+            );
+            continue;
+        }
         let _ = writeln!(
             o,
             "SLO {}: {} (measured {:.3})",
@@ -45,13 +55,14 @@ fn heading(o: &mut String, s: &Summary) {
         (None, None) => "unbounded".into(),
     };
     let _ = writeln!(o, "Running {what} test @ {}", info.urls.join(", "));
-    let model = match info.rate_per_s {
-        Some(r) => format!(
+    let model = match (info.rate_per_s, &info.ramp) {
+        (Some(r), Some(ramp)) => format!("open model ramp {ramp} (mean {} req/s)", metric(r)),
+        (Some(r), None) => format!(
             "open model at {} req/s ({})",
             metric(r),
             info.arrival.as_deref().unwrap_or("uniform")
         ),
-        None => "closed model".into(),
+        (None, _) => "closed model".into(),
     };
     let conn_mode = match (info.keep_alive, info.requests_per_conn) {
         (false, _) => "new connection per request".to_string(),
@@ -160,6 +171,14 @@ fn errors(o: &mut String, s: &Summary) {
             "  Socket errors: connect {connect} (refused {}, timeout {}, other {}), read {}, write {}, timeout {}",
             e.connect_refused, e.connect_timeout, e.connect_other, e.read, e.write, e.timeout
         );
+        if e.connect_no_port + e.connect_no_fd > 0 {
+            let _ = writeln!(
+                o,
+                "    of the other connect errors: no local port (EADDRNOTAVAIL) {}, no file \
+                 descriptor (EMFILE) {}",
+                e.connect_no_port, e.connect_no_fd
+            );
+        }
     }
     if e.parse + e.body_length > 0 {
         let _ = writeln!(
@@ -220,9 +239,6 @@ fn client(o: &mut String, s: &Summary) {
         let _ = write!(o, ", {naps} naps after small batches (--coalesce)");
     }
     let _ = writeln!(o);
-    if cl.client_bound {
-        let _ = writeln!(o, "WARNING: {CLIENT_BOUND_NOTE}");
-    }
 }
 
 fn trim_float(x: f64) -> String {

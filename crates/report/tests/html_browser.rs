@@ -120,13 +120,20 @@ fn report_loads_without_console_messages_and_draws_its_plots() {
 
     let (dom, stderr) = chromium(&dir, &page, &["--dump-dom".into()]);
     assert_eq!(console_lines(&stderr), Vec::<&str>::new());
-    // The page's script ran after parsing and found the four inline SVGs.
+    // The page's script ran after parsing and found the six inline SVGs.
     assert!(
-        dom.contains("data-plots=\"4\""),
+        dom.contains("data-plots=\"6\""),
         "{}",
         &dom[..dom.len().min(600)]
     );
-    for id in ["throughput", "latency", "distribution", "errors"] {
+    for id in [
+        "throughput",
+        "latency",
+        "distribution",
+        "throughput-over-time",
+        "latency-over-time",
+        "errors",
+    ] {
         assert!(
             dom.contains(&format!("id=\"plot-{id}\"")),
             "plot {id} missing"

@@ -106,7 +106,17 @@ fn parse_svg(svg: &str) -> (usize, String) {
 fn every_plot_is_well_formed_svg_with_its_labels() {
     let plots = plot::sweep_plots(LoadKind::Concurrency, &common::steps()).unwrap();
     let names: Vec<&str> = plots.iter().map(|p| p.0.as_str()).collect();
-    assert_eq!(names, ["throughput", "latency", "distribution", "errors"]);
+    assert_eq!(
+        names,
+        [
+            "throughput",
+            "latency",
+            "distribution",
+            "throughput-over-time",
+            "latency-over-time",
+            "errors"
+        ]
+    );
     for (name, _, svg) in &plots {
         let (elements, text) = parse_svg(svg);
         assert!(elements > 50, "{name}: only {elements} elements");
@@ -116,7 +126,15 @@ fn every_plot_is_well_formed_svg_with_its_labels() {
                 assert!(
                     text.contains("corrected") && text.contains("uncorrected"),
                     "{text}"
-                )
+                );
+                // The percentile axis reads in percent, not 1, 10, 100.
+                let labels: Vec<&str> = text.split('|').map(str::trim).collect();
+                for tick in ["90%", "99%", "99.9%"] {
+                    assert!(labels.contains(&tick), "no tick {tick}: {text}");
+                }
+            }
+            "throughput-over-time" | "latency-over-time" => {
+                assert!(text.contains("seconds since the first step"), "{text}")
             }
             "errors" => assert!(
                 text.contains("timeout") && text.contains("bad status"),
@@ -153,7 +171,7 @@ fn single_step_plots_do_not_fail() {
 fn html_page_is_self_contained() {
     let html = common::page().render();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert_eq!(html.matches("<svg").count(), 4);
+    assert_eq!(html.matches("<svg").count(), 6);
     assert!(html.contains("default-src 'none'"));
     for fetch in ["src=\"http", "href=\"http", "@import", "url(http", "<link"] {
         assert!(!html.contains(fetch), "page fetches: {fetch}");
@@ -173,4 +191,46 @@ fn wide_plans_get_a_log_load_axis() {
     };
     assert!(desc(&wide).contains("connections (log)"));
     assert!(!desc(&narrow).contains("(log)"));
+}
+
+/// An errors chart of a sweep without errors took a full panel to say nothing.
+#[test]
+fn a_sweep_without_errors_has_no_errors_chart() {
+    let mut steps = common::steps();
+    for s in &mut steps {
+        s.summary.errors = twelve_report::Errors::default();
+    }
+    let plots = plot::sweep_plots(LoadKind::Concurrency, &steps).unwrap();
+    assert!(
+        plots.iter().all(|p| p.0 != "errors"),
+        "{:?}",
+        plots.iter().map(|p| &p.0).collect::<Vec<_>>()
+    );
+}
+
+/// The CLIENT-BOUND marker: a step whose self-check is not valid is crossed on the throughput
+/// plot and named in the page's step table.
+#[test]
+fn a_client_bound_step_is_marked_on_the_plot_and_in_the_table() {
+    let mut steps = common::steps();
+    steps[1].summary.check.verdict = twelve_report::Verdict::ClientBound;
+    let plots = plot::sweep_plots(LoadKind::Concurrency, &steps).unwrap();
+    assert!(parse_svg(&plots[0].2).1.contains("not valid (client-bound"));
+    let mut page = common::page();
+    page.verdicts[1] = "client-bound";
+    let html = page.render();
+    assert!(
+        html.contains("<td class=\"k fail\">CLIENT-BOUND</td>"),
+        "{html}"
+    );
+}
+
+/// The sweep's step line names a step whose self-check is not valid.
+#[test]
+fn step_line_names_an_invalid_step() {
+    let mut steps = common::steps();
+    assert!(!twelve_report::visual::console::step_line(1, &steps[0], "0.1s").contains("BOUND"));
+    steps[0].summary.check.verdict = twelve_report::Verdict::UnderDelivered;
+    let line = twelve_report::visual::console::step_line(1, &steps[0], "0.1s");
+    assert!(line.ends_with("0.1s  UNDER-DELIVERED"), "{line}");
 }

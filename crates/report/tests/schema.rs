@@ -5,7 +5,9 @@ mod common;
 use common::validate::validate;
 use serde_json::Value;
 use std::time::Duration;
-use twelve_report::{JsonReport, RunInfo, RunResult, SCHEMA, Slo, Summary, WorkerResult};
+use twelve_report::{
+    JsonReport, RunInfo, RunResult, SCHEMA, ServerCost, Slo, Summary, WorkerResult,
+};
 
 fn sample_run() -> RunResult {
     let mut workers = Vec::new();
@@ -15,6 +17,8 @@ fn sample_run() -> RunResult {
             requests: 1000,
             bytes_read: 150_000,
             per_second: vec![500, 500],
+            // The last 20% of the 2 s window: on schedule.
+            tail_requests: 200,
             cpu_time: Duration::from_millis(900),
             wall_time: Duration::from_secs(2),
             context_switches: 12,
@@ -49,6 +53,12 @@ fn sample_run() -> RunResult {
         },
         elapsed: Duration::from_secs(2),
         workers,
+        // As a run without a URL reports its embedded server.
+        server: Some(ServerCost {
+            cpu: Duration::from_secs(1),
+            requests: 2000,
+            wall: Duration::from_secs(2),
+        }),
     }
 }
 
@@ -181,9 +191,10 @@ fn comparison_doc() -> Value {
             })
             .collect()
     };
-    let figures = compare(&side(10), &side(11));
+    let (a, b) = (side(10), side(11));
+    let figures = compare(&a, &b);
     let url = "http://127.0.0.1:8080/json".to_string();
-    let doc = CompareDoc::new(
+    let mut doc = CompareDoc::new(
         "0.1.0",
         2,
         SideJson {
@@ -196,6 +207,8 @@ fn comparison_doc() -> Value {
         },
         &figures,
     );
+    let conclusion = twelve_report::visual::compare_verdict::conclude(&a, &b, &figures, false);
+    doc.conclusion = Some((&conclusion).into());
     serde_json::from_str(&doc.to_json()).unwrap()
 }
 
@@ -261,6 +274,10 @@ const GOLDEN_TEXT: &str = r"Running 2s test @ http://127.0.0.1:8080/json
 Requests/sec:    1000.00
 Transfer/sec:   146.48KB
 Client: 1.80s CPU, 900000 ns CPU per request, busiest worker 45% busy
+Server (embedded): 500000 ns CPU per request, 2.00k requests per server CPU-second, 50% busy
+Self-check: rate 1.00k of 1.00k req/s asked (rate_ratio 1.000, 1.000 over the last 20%), concurrency 16 of 16 asked, client 900000 ns CPU per request
+  schedule lag (due to sent): p99 0.30us, max 0.30us
+Verdict: valid: the load was delivered, the client had room
 SLO p99<2ms: pass (measured 29.903)
 SLO errors<0.1%: FAIL (measured 1.088)
 ";

@@ -205,6 +205,7 @@ impl ServerProcess {
             .arg(format!("exec {command}"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
+            .stderr(log_file())
             .process_group(0)
             .spawn()
             .map_err(spawn_error)?;
@@ -282,6 +283,21 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// Whether something accepts connections at `addr`.
 fn answers(addr: SocketAddr) -> bool {
     TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok()
+}
+
+/// Where a command side's output goes: one file per `twelve compare` process, both sides
+/// appended, so a server's startup lines never land inside the table on the terminal.
+pub fn server_log() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("twelve-compare-{}.log", std::process::id()))
+}
+
+/// The log opened for appending; the terminal's stderr when it cannot be opened.
+fn log_file() -> Stdio {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(server_log())
+        .map_or_else(|_| Stdio::inherit(), Stdio::from)
 }
 
 #[cfg(test)]

@@ -108,39 +108,67 @@ pub fn compare(a: &[Summary], b: &[Summary]) -> Vec<Comparison> {
         .collect()
 }
 
-/// The line printed as each round finishes: `round 1 A: 51234 req/s, p99 40.1 µs, 0 errors`.
+/// The line printed as each round finishes: `round 1 A: 51234 req/s, p99 40.1 µs, 0 errors`,
+/// and the round's verdict when it is not valid (`CLIENT-BOUND: …`).
 pub fn round_line(round: usize, side: &str, s: &Summary) -> String {
-    format!(
+    let mut line = format!(
         "round {} {side}: {:.0} req/s, p99 {:.1} µs, {} errors",
         round + 1,
         s.rps,
         s.corrected_quantile_us(0.99),
         s.errors.total()
-    )
+    );
+    if s.check.verdict != crate::verdict::Verdict::Valid {
+        line += &format!(
+            "  {}: {}",
+            s.check.verdict.word().to_uppercase(),
+            s.check.reason
+        );
+    }
+    line
 }
 
-fn cell(s: &Spread, ratio: bool) -> String {
-    if ratio {
-        format!("{:.3} [{:.3} – {:.3}]", s.median, s.min, s.max)
+/// `12.3k`-style median with 4 significant digits, for a narrow column.
+fn short(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x.abs() >= 1e6 {
+        format!("{:.2}M", x / 1e6)
+    } else if x.abs() >= 1e4 {
+        format!("{:.1}k", x / 1e3)
     } else {
-        format!("{:.1} [{:.1} – {:.1}]", s.median, s.min, s.max)
+        format!("{x:.1}")
     }
 }
 
-/// The human table: median [min – max] per side, and B/A per pair.
+/// Half the range as a share of the median: the round-to-round noise of one side.
+fn noise(s: &Spread) -> String {
+    if s.median == 0.0 || !s.median.is_finite() {
+        "-".into()
+    } else {
+        format!("±{:.1}%", (s.max - s.min) / 2.0 / s.median.abs() * 100.0)
+    }
+}
+
+/// The human table, at most 100 columns: per side the median and its round-to-round noise
+/// (± half the range), then B/A taken round by round: median [min – max].
 pub fn table(figures: &[Comparison], rounds: usize) -> String {
     let mut t = format!(
-        "{rounds} rounds, A B A B …; median [min – max]; B/A taken round by round\n{:<18} {:>34} {:>34} {:>28}\n",
-        "figure", "A", "B", "B/A"
+        "{rounds} rounds, A B A B …; median and ± half its range; B/A taken round by round\n\
+         {:<20} {:>9} {:>7} {:>9} {:>7} {:>7} {:>17}\n",
+        "figure", "A", "noise", "B", "noise", "B/A", "B/A [min – max]"
     );
     for c in figures {
         let better = if c.higher_is_better { "↑" } else { "↓" };
         t.push_str(&format!(
-            "{:<18} {:>34} {:>34} {:>28}\n",
+            "{:<20} {:>9} {:>7} {:>9} {:>7} {:>7.3} {:>17}\n",
             format!("{} {better}", c.figure),
-            cell(&c.a, false),
-            cell(&c.b, false),
-            cell(&c.ratio, true)
+            short(c.a.median),
+            noise(&c.a),
+            short(c.b.median),
+            noise(&c.b),
+            c.ratio.median,
+            format!("[{:.3} – {:.3}]", c.ratio.min, c.ratio.max)
         ));
     }
     t
@@ -161,6 +189,31 @@ pub struct CompareDoc {
     pub b: SideJson,
     /// Every figure, in [`FIGURES`] order.
     pub figures: Vec<FigureJson>,
+    /// What the comparison concludes (set by the caller from
+    /// [`super::compare_verdict::conclude`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conclusion: Option<ConclusionJson>,
+}
+
+/// The conclusion in the document.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConclusionJson {
+    /// The sentence.
+    pub sentence: String,
+    /// Whether the rounds were ranked.
+    pub ranked: bool,
+    /// Rounds whose verdict was not valid.
+    pub invalid_rounds: Vec<String>,
+}
+
+impl From<&super::compare_verdict::Conclusion> for ConclusionJson {
+    fn from(c: &super::compare_verdict::Conclusion) -> Self {
+        Self {
+            sentence: c.sentence.clone(),
+            ranked: c.ranked,
+            invalid_rounds: c.invalid_rounds.clone(),
+        }
+    }
 }
 
 /// One side as given on the command line.
@@ -228,6 +281,7 @@ impl CompareDoc {
                     ratio_b_over_a: c.ratio,
                 })
                 .collect(),
+            conclusion: None,
         }
     }
 
@@ -264,6 +318,7 @@ mod tests {
             ..Default::default()
         };
         w.latency.record(0, 0, latency_us * 1000);
+        w.conns.established = 1;
         let run = RunResult {
             elapsed: Duration::from_secs(1),
             workers: vec![w],
@@ -296,12 +351,26 @@ mod tests {
     }
 
     #[test]
+    fn round_line_flags_a_client_bound_round() {
+        let mut s = run(1000, 10);
+        s.check.verdict = crate::verdict::Verdict::ClientBound;
+        s.check.reason = "the client was the bottleneck".into();
+        assert_eq!(
+            round_line(1, "A", &s),
+            "round 2 A: 1000 req/s, p99 10.0 µs, 0 errors  CLIENT-BOUND: the client was the \
+             bottleneck"
+        );
+    }
+
+    #[test]
     fn table_has_a_row_per_figure_with_direction() {
         let c = compare(&[run(1000, 10)], &[run(1100, 10)]);
         let t = table(&c, 1);
         assert!(t.starts_with("1 rounds, A B A B …"), "{t}");
         assert_eq!(t.lines().count(), 2 + FIGURES.len(), "{t}");
         assert!(t.contains("req/s ↑"), "{t}");
-        assert!(t.contains("1.100 [1.100 – 1.100]"), "{t}");
+        assert!(t.contains("  1.100   [1.100 – 1.100]"), "{t}");
+        let widest = t.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= 100, "{widest} columns:\n{t}");
     }
 }

@@ -24,11 +24,13 @@ pub fn step_line(n: usize, s: &Step, drain: &str) -> String {
         (false, true) => "pass",
         (false, false) => "FAIL",
     };
-    // A step whose client worker was ≥ 90% busy measured the client, not the server.
-    let bound = if s.summary.client.client_bound {
-        "  CLIENT-BOUND"
+    // A step whose self-check is not valid (client-bound: a worker ≥ 90% busy measured the
+    // client; under-delivered; unmeasured) says so on its line.
+    let verdict = s.summary.check.verdict;
+    let bound = if verdict.rankable() {
+        String::new()
     } else {
-        ""
+        format!("  {}", verdict.word().to_uppercase())
     };
     format!(
         "{n:>3} {:>9} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>4.0}% {:>5}  {drain}{bound}",

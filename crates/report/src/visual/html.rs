@@ -25,6 +25,9 @@ pub struct HtmlPage {
     pub notes: Vec<String>,
     /// `twelve doctor`'s summary as JSON (`ok`, `advise`, `warn`, `unknown`, `checks`).
     pub doctor: Option<serde_json::Value>,
+    /// Each row's self-check verdict (`valid`, `client-bound`, …), shown in the step table;
+    /// empty: no column.
+    pub verdicts: Vec<&'static str>,
 }
 
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;\
@@ -94,8 +97,13 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
 (UTC)</th><th>{}</th>\
 <th>complete</th><th>failed</th><th>req/s</th><th>min µs</th><th>mean µs</th><th>stddev µs</th>\
 <th>p50 µs</th><th>p90 µs</th><th>p95 µs</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th>\
-<th>client busy</th>{}</tr>\n",
+<th>client busy</th>{}{}</tr>\n",
             self.kind.label(),
+            if self.verdicts.is_empty() {
+                ""
+            } else {
+                "<th class=\"k\">verdict</th>"
+            },
             if slo { "<th>SLO</th>" } else { "" }
         );
         for (i, (r, pass)) in self.rows.iter().enumerate() {
@@ -115,6 +123,11 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
                 let _ = write!(h, "<td>{v:.1}</td>");
             }
             let _ = write!(h, "<td>{:.0}%</td>", r.client_busy * 100.0);
+            if let Some(v) = self.verdicts.get(i) {
+                // The CLIENT-BOUND (or under-delivered) marker of each step, in the table.
+                let class = if *v == "valid" { "k pass" } else { "k fail" };
+                let _ = write!(h, "<td class=\"{class}\">{}</td>", esc(&v.to_uppercase()));
+            }
             match pass {
                 Some(true) => h.push_str("<td class=\"pass\">pass</td>"),
                 Some(false) => h.push_str("<td class=\"fail\">fail</td>"),

@@ -5,6 +5,7 @@
 //! Everything here is pure: it turns finished, summarised runs into text. The drivers that
 //! make the runs live in twelve-sweep, the commands in the binary.
 pub mod compare;
+pub mod compare_verdict;
 pub mod console;
 pub mod csv;
 pub mod doc;

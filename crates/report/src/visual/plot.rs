@@ -1,6 +1,8 @@
 //! SVG plots of a sweep with plotters' SVG backend: req/s against load, latency percentiles
 //! against load, the HDR percentile distribution on a log scale of 1/(1-p) with corrected and
-//! uncorrected together (HdrHistogram's plotFiles view), and errors by class.
+//! uncorrected together (HdrHistogram's plotFiles view) labelled in percent, throughput and
+//! latency over time (`timeline`), and errors by class when there were any. Every legend
+//! sits in headroom left above the data, so it never covers a point.
 //!
 //! Text is emitted as SVG `<text>` (plotters' "naive" font estimate), so no font file is
 //! needed to draw and the browser picks the face.
@@ -12,7 +14,8 @@ use std::fmt;
 /// Draws `lines` on one chart and returns the SVG text. A macro rather than a function
 /// because linear and logarithmic axes are different coordinate types in plotters.
 macro_rules! draw {
-    ($title:expr, $xdesc:expr, $ydesc:expr, $xr:expr, $yr:expr, $lines:expr, $legend:expr) => {{
+    ($title:expr, $xdesc:expr, $ydesc:expr, $xr:expr, $yr:expr, $lines:expr, $legend:expr) => {{ draw!($title, $xdesc, $ydesc, $xr, $yr, $lines, $legend, fmt_si) }};
+    ($title:expr, $xdesc:expr, $ydesc:expr, $xr:expr, $yr:expr, $lines:expr, $legend:expr, $xfmt:expr) => {{
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -28,7 +31,7 @@ macro_rules! draw {
                 .configure_mesh()
                 .x_desc($xdesc)
                 .y_desc($ydesc)
-                .x_label_formatter(&|v| fmt_si(*v))
+                .x_label_formatter(&|v| $xfmt(*v))
                 .y_label_formatter(&|v| fmt_si(*v))
                 .label_style(("sans-serif", 14))
                 .axis_desc_style(("sans-serif", 15))
@@ -38,22 +41,35 @@ macro_rules! draw {
             for l in $lines.iter() {
                 let style = ShapeStyle::from(&l.color).stroke_width(2);
                 let color = l.color;
-                if l.dashed {
+                if l.marks_only {
+                    // Marks on chosen points (client-bound steps): a cross, no line.
+                    let series =
+                        chart
+                            .draw_series(l.points.iter().map(|p| {
+                                Cross::new(*p, 7, ShapeStyle::from(&color).stroke_width(3))
+                            }))
+                            .map_err(err)?;
+                    if !l.label.is_empty() {
+                        series.label(l.label.as_str()).legend(move |(x, y)| {
+                            Cross::new((x + 6, y), 5, ShapeStyle::from(&color).stroke_width(3))
+                        });
+                    }
+                    continue;
+                }
+                let series = if l.dashed {
                     chart
                         .draw_series(DashedLineSeries::new(l.points.clone(), 8, 5, style))
                         .map_err(err)?
-                        .label(l.label.as_str())
-                        .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 8, y)], color.stroke_width(2))
-                        });
                 } else {
                     chart
                         .draw_series(LineSeries::new(l.points.clone(), style))
                         .map_err(err)?
-                        .label(l.label.as_str())
-                        .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                        });
+                };
+                if !l.label.is_empty() {
+                    let len = if l.dashed { 8 } else { 20 };
+                    series.label(l.label.as_str()).legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + len, y)], color.stroke_width(2))
+                    });
                 }
                 if l.points.len() <= 40 {
                     chart
@@ -105,6 +121,9 @@ macro_rules! draw_load {
     }};
 }
 
+#[path = "timeline.rs"]
+mod timeline;
+
 /// Width and height of every plot, px.
 pub const SIZE: (u32, u32) = (900, 520);
 
@@ -129,12 +148,63 @@ type RowField = fn(&StepRow) -> f64;
 /// Counts one class of failure.
 type ErrorClass = fn(&crate::Errors) -> u64;
 
-/// One named line.
+/// One named line (an empty label keeps it out of the legend).
 struct Line {
     label: String,
     color: RGBColor,
     dashed: bool,
+    /// Marks on the points only, no line.
+    marks_only: bool,
     points: Vec<(f64, f64)>,
+}
+
+impl Line {
+    fn new(
+        label: impl Into<String>,
+        color: RGBColor,
+        dashed: bool,
+        points: Vec<(f64, f64)>,
+    ) -> Self {
+        Self {
+            label: label.into(),
+            color,
+            dashed,
+            marks_only: false,
+            points,
+        }
+    }
+}
+
+/// Legend rows fit in the top this share of a plot per row (about 22 px of the ~410 px
+/// plotting area), plus one row of margin.
+const LEGEND_ROW_SHARE: f64 = 0.055;
+
+/// A linear y range whose top part is left empty for `rows` legend rows, so the legend never
+/// covers a data point.
+fn headroom(y0: f64, y1: f64, rows: usize) -> (f64, f64) {
+    let f = (LEGEND_ROW_SHARE * (rows + 1) as f64).min(0.6);
+    (y0, y0 + (y1 - y0) / (1.0 - f))
+}
+
+/// [`headroom`] for a logarithmic y axis.
+fn headroom_log(y0: f64, y1: f64, rows: usize) -> (f64, f64) {
+    let f = (LEGEND_ROW_SHARE * (rows + 1) as f64).min(0.6);
+    (y0, y1 * (y1 / y0).powf(f / (1.0 - f)))
+}
+
+/// How many lines show in the legend.
+fn legend_rows(lines: &[Line]) -> usize {
+    lines.iter().filter(|l| !l.label.is_empty()).count()
+}
+
+/// `1/(1-p)` as the percentile it stands for: 10 → `90%`, 1000 → `99.9%`.
+pub fn fmt_percentile(x: f64) -> String {
+    if x <= 1.0 {
+        return "0%".into();
+    }
+    let p = 100.0 * (1.0 - 1.0 / x);
+    let s = format!("{p:.4}");
+    format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// Colour-blind-safe palette (Okabe and Ito), in series order.
@@ -149,7 +219,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(240, 228, 66),
 ];
 
-/// The plots of a sweep as (file stem, title, SVG text), in page order.
+/// The plots of a sweep as (file stem, title, SVG text), in page order. The errors plot is
+/// left out when no step had an error: an empty chart would take a full panel to say nothing.
 pub fn sweep_plots(
     kind: LoadKind,
     steps: &[Step],
@@ -163,11 +234,15 @@ pub fn sweep_plots(
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     let rows: Vec<StepRow> = sorted.iter().map(|t| t.2).collect();
     let ordered: Vec<&Step> = sorted.iter().map(|t| t.1).collect();
-    Ok(vec![
+    let invalid: Vec<bool> = ordered
+        .iter()
+        .map(|s| !s.summary.check.verdict.rankable())
+        .collect();
+    let mut plots = vec![
         (
             "throughput".into(),
-            "Throughput against load".into(),
-            throughput(kind, &rows)?,
+            "Throughput against load (× marks a step whose self-check was not valid)".into(),
+            throughput(kind, &rows, &invalid)?,
         ),
         (
             "latency".into(),
@@ -176,15 +251,30 @@ pub fn sweep_plots(
         ),
         (
             "distribution".into(),
-            "Latency by percentile (HDR)".into(),
+            "Latency by percentile (HDR): solid corrected, dashed uncorrected".into(),
             distribution(&pick(&ordered, 4))?,
         ),
-        (
+    ];
+    let mut in_time: Vec<&Step> = steps.iter().collect();
+    in_time.sort_by_key(|s| s.start);
+    plots.push((
+        "throughput-over-time".into(),
+        "Throughput over time, second by second, every step in the order run".into(),
+        timeline::throughput_over_time(&in_time)?,
+    ));
+    plots.push((
+        "latency-over-time".into(),
+        "Latency over time, per step in the order run".into(),
+        timeline::latency_over_time(&in_time)?,
+    ));
+    if ordered.iter().any(|s| s.summary.errors.total() > 0) {
+        plots.push((
             "errors".into(),
             "Errors by class".into(),
             errors(kind, &ordered)?,
-        ),
-    ])
+        ));
+    }
+    Ok(plots)
 }
 
 /// Up to `n` steps evenly spread, always including the first and last.
@@ -198,31 +288,50 @@ fn pick<'a>(steps: &[&'a Step], n: usize) -> Vec<&'a Step> {
 }
 
 /// req/s against load; for a rate sweep also the offered rate (y = x), so the gap shows
-/// where the server stopped keeping up.
-pub fn throughput(kind: LoadKind, rows: &[StepRow]) -> Result<String, PlotError> {
-    let mut lines = vec![Line {
-        label: "achieved req/s".into(),
-        color: PALETTE[0],
-        dashed: false,
-        points: rows.iter().map(|r| (r.load, r.rps)).collect(),
-    }];
+/// where the server stopped keeping up. Steps flagged in `invalid` (client-bound,
+/// under-delivered) get a red cross.
+pub fn throughput(kind: LoadKind, rows: &[StepRow], invalid: &[bool]) -> Result<String, PlotError> {
+    let mut lines = vec![Line::new(
+        "achieved req/s",
+        PALETTE[0],
+        false,
+        rows.iter().map(|r| (r.load, r.rps)).collect(),
+    )];
     if kind == LoadKind::Rate {
+        lines.push(Line::new(
+            "offered",
+            PALETTE[6],
+            true,
+            rows.iter().map(|r| (r.load, r.load)).collect(),
+        ));
+    }
+    let flagged: Vec<(f64, f64)> = rows
+        .iter()
+        .zip(invalid)
+        .filter(|(_, bad)| **bad)
+        .map(|(r, _)| (r.load, r.rps))
+        .collect();
+    if !flagged.is_empty() {
         lines.push(Line {
-            label: "offered".into(),
-            color: PALETTE[6],
-            dashed: true,
-            points: rows.iter().map(|r| (r.load, r.load)).collect(),
+            marks_only: true,
+            ..Line::new(
+                "not valid (client-bound or under-delivered)",
+                RED,
+                false,
+                flagged,
+            )
         });
     }
     let (_, y1) = span(
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
         false,
     );
+    let (y0, y1) = headroom(0.0, y1 * 1.04, legend_rows(&lines));
     draw_load!(
         "Throughput",
         kind,
         "responses per second",
-        0.0..y1 * 1.08,
+        y0..y1,
         &lines,
         SeriesLabelPosition::UpperLeft
     )
@@ -240,17 +349,16 @@ pub fn latency(kind: LoadKind, rows: &[StepRow]) -> Result<String, PlotError> {
     let lines: Vec<Line> = pick
         .iter()
         .enumerate()
-        .map(|(i, (label, f))| Line {
-            label: (*label).into(),
-            color: PALETTE[i],
-            dashed: *label == "max",
-            points: rows.iter().map(|r| (r.load, f(r).max(0.001))).collect(),
+        .map(|(i, (label, f))| {
+            let points = rows.iter().map(|r| (r.load, f(r).max(0.001))).collect();
+            Line::new(*label, PALETTE[i], *label == "max", points)
         })
         .collect();
     let (y0, y1) = span(
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
         true,
     );
+    let (y0, y1) = headroom_log(y0, y1, legend_rows(&lines));
     draw_load!(
         "Latency (corrected)",
         kind,
@@ -261,24 +369,26 @@ pub fn latency(kind: LoadKind, rows: &[StepRow]) -> Result<String, PlotError> {
     )
 }
 
-/// Latency against 1/(1-p) on log axes; per step, corrected solid and uncorrected dashed in
-/// one colour. `steps` should be few (four at most stay readable).
+/// Latency against percentile (a log axis of 1/(1-p), labelled 90%, 99%, 99.9%); per step,
+/// corrected solid and uncorrected dashed in one colour, one legend row per step. `steps`
+/// should be few (four at most stay readable).
 pub fn distribution(steps: &[&Step]) -> Result<String, PlotError> {
     let mut lines = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         let lat = &s.summary.latency;
         let color = PALETTE[i % PALETTE.len()];
-        for (h, which, dashed) in [
-            (&lat.corrected, "corrected", false),
-            (&lat.uncorrected, "uncorrected", true),
-        ] {
-            lines.push(Line {
-                label: format!("{} {which}", fmt_load(s.load)),
-                color,
-                dashed,
-                points: percentile_curve(h),
-            });
-        }
+        lines.push(Line::new(
+            format!("{} corrected (dashed: uncorrected)", fmt_load(s.load)),
+            color,
+            false,
+            percentile_curve(&lat.corrected),
+        ));
+        lines.push(Line::new(
+            "",
+            color,
+            true,
+            percentile_curve(&lat.uncorrected),
+        ));
     }
     let (_, x1) = span(
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
@@ -288,14 +398,16 @@ pub fn distribution(steps: &[&Step]) -> Result<String, PlotError> {
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
         true,
     );
+    let (y0, y1) = headroom_log(y0, y1, legend_rows(&lines));
     draw!(
         "Percentile distribution",
-        "percentile, as 1/(1-p): 10 = p90, 100 = p99, 1000 = p99.9",
+        "percentile (log scale of 1/(1-p))",
         "latency (µs, log)",
         (1.0..x1.max(10.0)).log_scale(),
         (y0..y1).log_scale(),
         &lines,
-        SeriesLabelPosition::LowerRight
+        SeriesLabelPosition::UpperLeft,
+        fmt_percentile
     )
 }
 
@@ -331,30 +443,25 @@ pub fn errors(kind: LoadKind, steps: &[&Step]) -> Result<String, PlotError> {
         .iter()
         .enumerate()
         .filter(|(_, (_, f))| merged.iter().any(|(_, e)| f(e) > 0))
-        .map(|(i, (label, f))| Line {
-            label: (*label).into(),
-            color: PALETTE[i],
-            dashed: false,
-            points: merged.iter().map(|(x, e)| (*x, f(e) as f64)).collect(),
+        .map(|(i, (label, f))| {
+            let points = merged.iter().map(|(x, e)| (*x, f(e) as f64)).collect();
+            Line::new(*label, PALETTE[i], false, points)
         })
         .collect();
     if lines.is_empty() {
-        lines.push(Line {
-            label: "no errors".into(),
-            color: PALETTE[2],
-            dashed: false,
-            points: merged.iter().map(|(x, _)| (*x, 0.0)).collect(),
-        });
+        let points = merged.iter().map(|(x, _)| (*x, 0.0)).collect();
+        lines.push(Line::new("no errors", PALETTE[2], false, points));
     }
     let (_, y1) = span(
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
         false,
     );
+    let (y0, y1) = headroom(0.0, (y1 * 1.04).max(1.0), legend_rows(&lines));
     draw_load!(
         "Errors",
         kind,
         "failed requests",
-        0.0..(y1 * 1.1).max(1.0),
+        y0..y1,
         &lines,
         SeriesLabelPosition::UpperRight
     )
@@ -397,4 +504,45 @@ pub fn fmt_si(v: f64) -> String {
 
 fn fmt_load(v: f64) -> String {
     fmt_si(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! percent {
+        ($name:ident, $x:expr, $label:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(fmt_percentile($x), $label);
+            }
+        };
+    }
+
+    percent!(percent_of_one_is_zero, 1.0, "0%");
+    percent!(percent_of_two_is_median, 2.0, "50%");
+    percent!(percent_of_ten, 10.0, "90%");
+    percent!(percent_of_a_hundred, 100.0, "99%");
+    percent!(percent_of_a_thousand, 1000.0, "99.9%");
+    percent!(percent_of_ten_thousand, 10_000.0, "99.99%");
+
+    /// The legend sits in the top share the headroom leaves empty: the data's highest point
+    /// stays below the legend's last row.
+    #[test]
+    fn headroom_keeps_data_under_the_legend() {
+        for rows in 1..=6 {
+            let (y0, y1) = headroom(0.0, 100.0, rows);
+            let top_of_data = (100.0 - y0) / (y1 - y0);
+            assert!(
+                top_of_data <= 1.0 - LEGEND_ROW_SHARE * rows as f64,
+                "{rows}"
+            );
+            let (l0, l1) = headroom_log(1.0, 1000.0, rows);
+            let top_log = (1000f64.ln() - l0.ln()) / (l1.ln() - l0.ln());
+            assert!(
+                top_log <= 1.0 - LEGEND_ROW_SHARE * rows as f64 + 1e-9,
+                "{rows}"
+            );
+        }
+    }
 }

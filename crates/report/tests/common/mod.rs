@@ -19,6 +19,8 @@ pub fn step(load: f64, base_us: u64) -> Step {
     let mut w = WorkerResult {
         cpu: Some(1),
         requests: 1000,
+        // The last 20% of the window, on schedule.
+        tail_requests: 200,
         bytes_read: 150_000,
         cpu_time: Duration::from_millis(250),
         wall_time: Duration::from_secs(1),
@@ -30,6 +32,9 @@ pub fn step(load: f64, base_us: u64) -> Step {
         w.per_second.push(1);
     }
     w.per_second.truncate(1);
+    // Every asked connection open: the self-check's concurrency holds.
+    w.conns.established = load as u64;
+    w.conns.peak_open = load as u64;
     w.errors.timeout = 3;
     w.errors.status[503] = 2;
     w.errors.status[200] = 998;
@@ -47,6 +52,7 @@ pub fn step(load: f64, base_us: u64) -> Step {
         },
         elapsed: Duration::from_secs(1),
         workers: vec![w],
+        server: None,
     };
     let slo = Slo::parse("p99<2ms").unwrap();
     Step {
@@ -83,5 +89,9 @@ pub fn page() -> HtmlPage {
             "unknown": 0, "checks": [{"id": "cpu.governor", "status": "advise"},
             {"id": "net.somaxconn", "status": "ok"}]}),
         ),
+        verdicts: steps
+            .iter()
+            .map(|s| s.summary.check.verdict.word())
+            .collect(),
     }
 }
