@@ -178,6 +178,9 @@ pub struct Config {
     pub check_steering: bool,
     /// The event loop's kernel interface.
     pub io: Backend,
+    /// Terminate TLS on every listener with this certificate (`--tls-cert`/`--tls-key`); the
+    /// binary keeps a clone to [`twelve_tls::ServerTls::reload`] it on SIGHUP.
+    pub tls: Option<std::sync::Arc<twelve_tls::ServerTls>>,
 }
 
 impl Default for Config {
@@ -197,6 +200,7 @@ impl Default for Config {
             write_high_water: 256 * 1024,
             check_steering: false,
             io: Backend::default(),
+            tls: None,
         }
     }
 }

@@ -41,12 +41,14 @@ mod files;
 mod files_route;
 mod metrics;
 mod metrics_route;
+mod metrics_tls;
 mod pool;
 mod response;
 mod router;
 mod server;
 mod timer;
 
+pub use backend::tls::ktls_available;
 pub use config::{Backend, Config, Steer, Timeouts, UnknownBackend};
 pub use metrics::MetricsSnapshot;
 pub use response::{FileBody, Response};

@@ -15,6 +15,8 @@ mod client;
 mod error;
 mod server;
 mod session;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use client::{ClientOptions, ClientTls, TlsVersion};
 pub use error::{Failure, TlsError};

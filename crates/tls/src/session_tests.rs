@@ -2,46 +2,12 @@
 //! made at test time.
 
 use super::*;
+use crate::testing::Pki;
 use crate::{ClientOptions, ClientTls, ServerTls, TlsError, TlsVersion};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-struct Pki {
-    dir: PathBuf,
-    ca_pem: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
-}
-
-/// A CA and a leaf for `localhost` and 127.0.0.1, written under a fresh temp directory.
 fn pki(tag: &str) -> Pki {
-    let dir = std::env::temp_dir().join(format!("twelve-tls-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    // Distinct names: webpki finds an issuer by name, so two CAs named alike would fail as a
-    // bad signature rather than an unknown issuer.
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, format!("twelve test CA {tag}"));
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let ca_issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf_params =
-        rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-            .unwrap();
-    let leaf = leaf_params.signed_by(&leaf_key, &ca_issuer).unwrap();
-    let write = |name: &str, text: String| {
-        let p = dir.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    };
-    Pki {
-        ca_pem: write("ca.pem", ca.pem()),
-        cert: write("cert.pem", leaf.pem() + &ca.pem()),
-        key: write("key.pem", leaf_key.serialize_pem()),
-        dir,
-    }
+    Pki::new(tag)
 }
 
 /// Moves ciphertext both ways until neither side has anything to send.
@@ -250,6 +216,4 @@ fn load_errors_name_the_file() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("key.pem"), "{e}");
-    let _ = std::fs::remove_dir_all(&p.dir);
-    let _ = std::fs::remove_dir_all(&other.dir);
 }

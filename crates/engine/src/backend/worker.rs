@@ -24,6 +24,8 @@ pub(crate) struct WorkerSetup {
     pub(crate) drain_timeout_ms: u64,
     pub(crate) check_steering: bool,
     pub(crate) close_idle_on_drain: bool,
+    /// Terminate TLS on every connection (epoll backend only).
+    pub(crate) tls: Option<Arc<twelve_tls::ServerTls>>,
 }
 
 impl WorkerSetup {
