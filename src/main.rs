@@ -6,6 +6,7 @@ mod compare;
 mod doctor;
 mod load_args;
 mod serve;
+mod serve_tls;
 mod sweep;
 
 use clap::{Parser, Subcommand};

@@ -86,6 +86,8 @@ pub struct Args {
     /// Do not serve metrics.
     #[arg(long)]
     no_metrics: bool,
+    #[command(flatten)]
+    tls: crate::serve_tls::TlsArgs,
 }
 
 /// Runs `twelve serve`.
@@ -100,6 +102,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         signal_hook::consts::SIGINT,
     ])
     .context("installing the SIGTERM/SIGINT handlers")?;
+    crate::serve_tls::reload_on_sighup(config.tls.as_ref())?;
+    if config.tls.is_some() {
+        eprintln!("twelve serve: {}", crate::serve_tls::ktls_line());
+    }
     let handle = Server::new(config.clone(), techempower::router())
         .start()
         .map_err(|e| start_error(e, &config))?;
@@ -109,7 +115,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let io = io_summary(handle.backends());
     for addr in handle.local_addrs() {
         println!(
-            "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {}, io {io})",
+            "twelve serve: listening on {}://{addr} ({} workers on CPUs {}, steer {}, io {io})",
+            if config.tls.is_some() {
+                "https"
+            } else {
+                "http"
+            },
             handle.cpus().len(),
             config.cpus,
             config.steer
@@ -140,6 +151,7 @@ fn start_error(e: StartError, config: &Config) -> anyhow::Error {
             format!("--io uring or --cpus {} (CPU {cpu})", config.cpus)
         }
         StartError::Worker { cpu, .. } => format!("--cpus {} (CPU {cpu})", config.cpus),
+        StartError::TlsNeedsEpoll => "--io uring with --tls-cert".to_owned(),
         _ => "--listen/--cpus".to_owned(),
     };
     anyhow::Error::new(e).context(flag)
@@ -214,6 +226,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         root: args.root.clone(),
         drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
         io,
+        tls: crate::serve_tls::load(&args.tls)?,
         ..Config::default()
     })
 }

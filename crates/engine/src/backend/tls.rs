@@ -176,8 +176,8 @@ pub(crate) fn ktls_offered(available_ulp: &str) -> bool {
     available_ulp.split_whitespace().any(|u| u == "tls")
 }
 
-/// Whether this kernel offers kTLS (`tls` in `/proc/sys/net/ipv4/tcp_available_ulp`); `false` where the file cannot be read (no such kernel
-/// option, or a sandbox hides /proc).
+/// Whether this kernel offers kTLS (`tls` in `/proc/sys/net/ipv4/tcp_available_ulp`);
+/// `false` where the file cannot be read (no such kernel option, or a sandbox hides /proc).
 pub fn ktls_available() -> bool {
     std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_ulp").is_ok_and(|s| ktls_offered(&s))
 }
