@@ -76,6 +76,8 @@ pub struct LoadArgs {
     /// as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
+    #[command(flatten)]
+    pub tls: crate::load_tls::TlsArgs,
 }
 
 /// The pause between runs, for the commands that make several (sweep, compare).
@@ -114,7 +116,9 @@ impl LoadArgs {
             .iter()
             .map(|u| Target::parse(u))
             .collect::<Result<Vec<_>, _>>()?;
+        let tls = crate::load_tls::client(&self.tls, &targets)?;
         let mut c = Config::new(targets);
+        c.tls = tls;
         c.connections = self.connections;
         c.method = self.method.to_ascii_uppercase();
         c.headers = self.headers.clone();

@@ -5,6 +5,7 @@ mod bench;
 mod compare;
 mod doctor;
 mod load_args;
+mod load_tls;
 mod serve;
 mod serve_tls;
 mod sweep;

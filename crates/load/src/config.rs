@@ -15,18 +15,20 @@ pub struct Target {
     pub path: String,
     /// Resolved address.
     pub addr: SocketAddr,
+    /// `https://`: TLS to the host, SNI from the URL's host.
+    pub tls: bool,
 }
 
 impl Target {
-    /// Parses `http://host[:port][/path]` and resolves the host once, now.
+    /// Parses `http[s]://host[:port][/path]` and resolves the host once, now.
     pub fn parse(url: &str) -> Result<Self, ConfigError> {
         let bad = |why: &str| ConfigError(format!("URL {url:?}: {why}"));
-        let rest = if let Some(r) = url.strip_prefix("http://") {
-            r
-        } else if url.starts_with("https://") {
-            return Err(bad("https is not supported yet (plain HTTP/1.1 only)"));
+        let (rest, tls) = if let Some(r) = url.strip_prefix("http://") {
+            (r, false)
+        } else if let Some(r) = url.strip_prefix("https://") {
+            (r, true)
         } else {
-            return Err(bad("must start with http://"));
+            return Err(bad("must start with http:// or https://"));
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
@@ -43,7 +45,7 @@ impl Target {
         let with_port = if has_port {
             authority.to_string()
         } else {
-            format!("{authority}:80")
+            format!("{authority}:{}", if tls { 443 } else { 80 })
         };
         let addr = with_port
             .to_socket_addrs()
@@ -55,7 +57,19 @@ impl Target {
             authority: authority.to_string(),
             path,
             addr,
+            tls,
         })
+    }
+
+    /// The host of the URL without the port (and without an IPv6 literal's brackets): the
+    /// TLS server name.
+    pub fn host(&self) -> &str {
+        let a = self.authority.as_str();
+        let host = match a.rfind(':') {
+            Some(i) if !a[i..].contains(']') => &a[..i],
+            _ => a,
+        };
+        host.trim_start_matches('[').trim_end_matches(']')
     }
 }
 
@@ -129,6 +143,8 @@ pub struct Config {
     pub hdr_interval: Option<Duration>,
     /// How a worker waits after a poll that found only a few responses.
     pub coalesce: crate::Coalesce,
+    /// TLS client configuration, for `https://` targets.
+    pub tls: Option<twelve_tls::ClientTls>,
 }
 
 impl Config {
@@ -151,6 +167,7 @@ impl Config {
             requests_per_conn: None,
             hdr_interval: None,
             coalesce: crate::Coalesce::Auto,
+            tls: None,
         }
     }
 
@@ -162,6 +179,12 @@ impl Config {
         }
         if self.targets.iter().any(|t| t.addr != self.targets[0].addr) {
             return bad("all URLs must name the same host and port");
+        }
+        if self.targets.iter().any(|t| t.tls != self.targets[0].tls) {
+            return bad("all URLs must use the same scheme (http:// or https://)");
+        }
+        if self.targets[0].tls && self.tls.is_none() {
+            return bad("https:// needs a TLS client configuration");
         }
         if self.worker_cpus.is_empty() {
             return bad("--threads must be at least 1");
@@ -296,9 +319,22 @@ mod tests {
     );
     url!(url_ipv6, "http://[::1]:8080/x", "[::1]:8080", "/x");
 
+    url!(url_https, "https://127.0.0.1/x", "127.0.0.1", "/x");
+
     #[test]
-    fn url_https_refused() {
-        assert!(Target::parse("https://127.0.0.1/").is_err());
+    fn url_https_defaults_to_port_443_and_names_its_host() {
+        let t = Target::parse("https://127.0.0.1/").unwrap();
+        assert!(t.tls);
+        assert_eq!(t.addr.port(), 443);
+        assert_eq!(t.host(), "127.0.0.1");
+        let t = Target::parse("https://[::1]:8443/").unwrap();
+        assert_eq!((t.host(), t.addr.port()), ("::1", 8443));
+        assert!(!Target::parse("http://127.0.0.1/").unwrap().tls);
+    }
+
+    #[test]
+    fn url_other_scheme_refused() {
+        assert!(Target::parse("ftp://127.0.0.1/").is_err());
     }
 
     macro_rules! dur {

@@ -23,11 +23,13 @@ mod conn;
 mod dispatch;
 mod epoll;
 mod io;
+mod phases;
 pub mod request;
 pub mod run;
 pub mod schedule;
 pub mod sim;
 mod tally;
+mod tls;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};

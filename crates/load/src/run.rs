@@ -78,6 +78,11 @@ pub fn run_until(
     tick: impl FnMut(&Progress),
 ) -> Result<Outcome, LoadError> {
     config.validate().map_err(LoadError::Config)?;
+    if let (Some(tls), Some(t)) = (&config.tls, config.targets.first())
+        && t.tls
+    {
+        crate::tls::preflight(t, tls, config.connect_timeout).map_err(LoadError::Config)?;
+    }
     if matches!(config.stop, Stop::Requests(_)) && !config.warmup.is_zero() {
         return Err(LoadError::Config(ConfigError(
             "--warmup applies to timed runs (-d), not to -n".into(),
@@ -217,7 +222,16 @@ fn worker_main(
         // latency (prctl(2)).
         let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
     }
-    Ok(Worker::new(id, shared, conns, tx)?.run())
+    match (&shared.config.tls, &shared.config.targets[0]) {
+        (Some(tls), target) if target.tls => {
+            let name = twelve_tls::ClientTls::server_name(target.host())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+            let socket = crate::epoll::EpollIo::new(target.addr, conns)?;
+            let io = crate::tls::TlsIo::new(socket, tls.clone(), name, conns);
+            Ok(Worker::with_io(id, shared, conns, tx, io).run())
+        }
+        _ => Ok(Worker::new(id, shared, conns, tx)?.run()),
+    }
 }
 
 /// Merges the workers' log intervals by index into one record per interval of `every`.
@@ -320,5 +334,10 @@ pub fn info_of(config: &Config) -> RunInfo {
         },
         cpus: config.worker_cpus.iter().flatten().copied().collect(),
         server_cpu: None,
+        tls: config
+            .tls
+            .as_ref()
+            .filter(|_| config.targets.first().is_some_and(|t| t.tls))
+            .map(|t| t.describe().to_owned()),
     }
 }

@@ -41,6 +41,7 @@ pub fn simulate_open(setup: SimSetup) -> Recorder {
         authority: "sim".into(),
         path: "/".into(),
         addr: ([127, 0, 0, 1], 9).into(),
+        tls: false,
     }]);
     config.connections = setup.connections;
     config.model = Model::Open {

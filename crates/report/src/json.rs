@@ -43,6 +43,9 @@ pub struct JsonReport {
     pub client: Client,
     /// SLO outcomes, in the order given.
     pub slo: Vec<SloOutcome>,
+    /// Phases of the first request on new connections, when any was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phases: Option<crate::PhaseSummary>,
     /// The host's state (the `twelve doctor` summary), so every run carries it; the caller
     /// fills it in because this crate does not read the host.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -84,6 +87,9 @@ pub struct Config {
     pub cpus: Vec<usize>,
     /// Embedded server CPU.
     pub server_cpu: Option<usize>,
+    /// `https://`: how the server was trusted and whether sessions resumed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
 }
 
 /// Latency summaries, µs.
@@ -210,6 +216,7 @@ impl JsonReport {
             },
             client: Client::of(s),
             slo: s.slo.clone(),
+            phases: s.phases.total.is_some().then_some(s.phases),
             doctor: None,
         }
     }
@@ -243,6 +250,7 @@ impl Config {
             requests_per_conn: info.requests_per_conn,
             cpus: info.cpus.clone(),
             server_cpu: info.server_cpu,
+            tls: info.tls.clone(),
         }
     }
 }

@@ -37,6 +37,9 @@ pub struct RunInfo {
     pub cpus: Vec<usize>,
     /// CPU the embedded server ran on, when there was one.
     pub server_cpu: Option<usize>,
+    /// `https://`: how the server was trusted (said loudly for `--insecure`) and whether
+    /// sessions resumed.
+    pub tls: Option<String>,
 }
 
 /// Failures by class. Counts are events (one per failed request or connect attempt).
@@ -176,6 +179,8 @@ pub struct WorkerResult {
     pub errors: Errors,
     /// Connection accounting (whole run, warm-up included: connections open during it).
     pub conns: ConnCounts,
+    /// Phases of the first request on each new connection (measured window).
+    pub phases: crate::Phases,
 }
 
 /// A finished run: configuration plus every worker's result.

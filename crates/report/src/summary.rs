@@ -43,6 +43,8 @@ pub struct Summary {
     pub workers: Vec<WorkerSummary>,
     /// SLO verdicts, in the order given.
     pub slo: Vec<SloOutcome>,
+    /// Phases of the first request on each new connection, all workers.
+    pub phases: crate::PhaseSummary,
 }
 
 /// Percentile summaries of the merged histograms, µs.
@@ -109,6 +111,10 @@ impl Summary {
     /// Summarises `run` and judges `slos` against it.
     pub fn new(run: &RunResult, slos: &[Slo]) -> Self {
         let latency = run.merged_latency();
+        let mut phases = crate::Phases::default();
+        for w in &run.workers {
+            phases.add(&w.phases);
+        }
         let percentiles = LatencySummary {
             corrected: Percentiles::of(&latency.corrected),
             uncorrected: Percentiles::of(&latency.uncorrected),
@@ -126,6 +132,7 @@ impl Summary {
             req_per_sec: ReqPerSec::of(run),
             errors: run.merged_errors(),
             conns: run.merged_conns(),
+            phases: phases.summary(),
             concurrency_reached: run.concurrency_reached(),
             client: ClientFigures {
                 cpu: run.client_cpu(),

@@ -49,6 +49,7 @@ pub struct ClientOptions {
 #[derive(Clone, Debug)]
 pub struct ClientTls {
     config: Arc<ClientConfig>,
+    trust: Arc<str>,
 }
 
 impl ClientTls {
@@ -76,9 +77,44 @@ impl ClientTls {
         if !opts.resume {
             config.resumption = Resumption::disabled();
         }
+        let trust = match (&opts.insecure, &opts.cacert) {
+            (true, _) => {
+                "INSECURE: the server's certificate is NOT verified (--insecure)".to_owned()
+            }
+            (false, Some(p)) => format!("certificate verified against --cacert {}", p.display()),
+            (false, None) => "certificate verified against the system's roots".to_owned(),
+        };
+        let resume = if opts.resume {
+            "resumption on"
+        } else {
+            "resumption off"
+        };
         Ok(Self {
             config: Arc::new(config),
+            trust: format!("{trust}; {resume}").into(),
         })
+    }
+
+    /// How the server is trusted and whether sessions resume, for the report: says loudly
+    /// when nothing is verified.
+    pub fn describe(&self) -> &str {
+        &self.trust
+    }
+
+    /// Certificate verification is off (`--insecure`).
+    pub fn is_insecure(&self) -> bool {
+        self.trust.starts_with("INSECURE")
+    }
+
+    /// The same configuration with resumption off: a connection that must leave no session
+    /// behind for later ones (a preflight check).
+    pub fn without_resumption(&self) -> Self {
+        let mut config = (*self.config).clone();
+        config.resumption = Resumption::disabled();
+        Self {
+            config: Arc::new(config),
+            trust: Arc::clone(&self.trust),
+        }
     }
 
     /// The SNI name of a URL's host (a DNS name, or an IP address, which is sent no SNI).

@@ -20,6 +20,7 @@ pub mod testing;
 
 pub use client::{ClientOptions, ClientTls, TlsVersion};
 pub use error::{Failure, TlsError};
+pub use rustls::pki_types;
 pub use server::ServerTls;
 pub use session::Session;
 

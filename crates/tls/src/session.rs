@@ -27,6 +27,8 @@ pub struct Session {
     /// The peer sent close_notify.
     peer_closed: bool,
     failure: Option<Failure>,
+    /// The rustls error behind `failure`, for a message (never on a hot path).
+    detail: Option<String>,
 }
 
 impl std::fmt::Debug for Session {
@@ -55,6 +57,7 @@ impl Session {
             started: false,
             peer_closed: false,
             failure: None,
+            detail: None,
         }
     }
 
@@ -97,6 +100,7 @@ impl Session {
                 break;
             }
             if let Err(e) = self.conn.process_new_packets() {
+                self.detail = Some(e.to_string());
                 return Err(self.fail(Failure::of(&e)));
             }
         }
@@ -126,6 +130,21 @@ impl Session {
     /// than `max` means rustls holds no more plaintext and every complete record fed so far
     /// was processed.
     pub fn read_plain(&mut self, buf: &mut Vec<u8>, max: usize) -> Result<usize, Failure> {
+        self.read_with(max, |chunk| buf.extend_from_slice(chunk))
+    }
+
+    /// As [`Session::read_plain`], into a slice: fills at most `out`; returns how many.
+    pub fn read_into(&mut self, out: &mut [u8]) -> Result<usize, Failure> {
+        let mut at = 0;
+        self.read_with(out.len(), |chunk| {
+            out[at..at + chunk.len()].copy_from_slice(chunk);
+            at += chunk.len();
+        })
+    }
+
+    /// Hands at most `max` bytes of plaintext to `put`, chunk by chunk, processing stashed
+    /// ciphertext as rustls makes room.
+    fn read_with(&mut self, max: usize, mut put: impl FnMut(&[u8])) -> Result<usize, Failure> {
         let mut got = 0;
         while got < max {
             let mut reader = self.conn.reader();
@@ -136,7 +155,7 @@ impl Session {
                 }
                 Ok(chunk) => {
                     let k = chunk.len().min(max - got);
-                    buf.extend_from_slice(&chunk[..k]);
+                    put(&chunk[..k]);
                     reader.consume(k);
                     got += k;
                 }
@@ -159,6 +178,13 @@ impl Session {
             }
         }
         Ok(got)
+    }
+
+    /// Received input is left that a read may turn into plaintext: decrypted plaintext not
+    /// yet read, or ciphertext rustls has not taken yet.
+    pub fn has_input(&mut self) -> bool {
+        self.stash_at < self.stash.len()
+            || matches!(self.conn.reader().fill_buf(), Ok(b) if !b.is_empty())
     }
 
     /// Encrypts `bytes` (queued by rustls until the handshake is done).
@@ -217,6 +243,11 @@ impl Session {
     /// Why the session failed, if it did.
     pub fn failure(&self) -> Option<Failure> {
         self.failure
+    }
+
+    /// What rustls said when the session failed, if it did.
+    pub fn failure_detail(&self) -> Option<&str> {
+        self.detail.as_deref()
     }
 
     /// Records a failure the caller saw (the peer closed mid-handshake).
