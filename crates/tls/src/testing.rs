@@ -21,6 +21,8 @@ pub struct Pki {
 pub struct Leaf {
     /// Valid only in 2020: expired now.
     pub expired: bool,
+    /// Issued for `wrong.example` only, so it is not valid for localhost or 127.0.0.1.
+    pub wrong_name: bool,
 }
 
 impl Pki {
@@ -48,9 +50,12 @@ impl Pki {
         let ca = ca_params.self_signed(&ca_key).expect("CA");
         let issuer = rcgen::Issuer::new(ca_params, ca_key);
         let leaf_key = rcgen::KeyPair::generate().expect("key");
-        let mut params =
-            rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-                .expect("params");
+        let names = if leaf.wrong_name {
+            vec!["wrong.example".to_owned()]
+        } else {
+            vec!["localhost".to_owned(), "127.0.0.1".to_owned()]
+        };
+        let mut params = rcgen::CertificateParams::new(names).expect("params");
         if leaf.expired {
             params.not_before = rcgen::date_time_ymd(2020, 1, 1);
             params.not_after = rcgen::date_time_ymd(2020, 12, 31);

@@ -19,11 +19,12 @@ use super::tls::TlsIo;
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Received, Sent, Socket, Verdict, after_recv, after_send, pump, reads_first};
 use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
-use crate::metrics::{TimeoutKind, WorkerMetrics};
+use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
 use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::SocketFlags;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::Arc;
 use twelve_sys::uring::{Batch, Op};
 use twelve_tls::Session;
 
@@ -80,6 +81,9 @@ struct Worker {
     finish: Vec<(u64, bool)>,
     /// The ciphertext receive buffer every TLS connection of the worker borrows in turn.
     tls_scratch: Vec<u8>,
+    /// The server's counters, held apart from `setup.ctx` (which `pump` borrows mutably) so
+    /// the TLS layer can count handshakes as they complete.
+    all_metrics: Arc<ServerMetrics>,
 }
 
 /// Runs a worker until it has drained after a stop request. The caller pinned the thread.
@@ -96,8 +100,10 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         Some(_) => None,
         None => Batch::new(BATCH_ENTRIES).ok(),
     };
+    let all_metrics = Arc::clone(&setup.ctx.all_metrics);
     let mut w = Worker {
         epoll,
+        all_metrics,
         setup,
         slab: Slab::default(),
         timers: Timers::new(clock.now_ms()),
@@ -313,9 +319,10 @@ impl Worker {
                 false,
             ),
             Some(session) => {
-                let mut io = TlsIo::new(session, socket, &mut self.tls_scratch);
+                let m = self.all_metrics.worker(ctx.me);
+                let mut io = TlsIo::new(session, socket, &mut self.tls_scratch, m);
                 let verdict = pump(&mut live.conn, &mut io, readable, now, ctx);
-                let failed = tls_books(&mut live.conn, session, verdict, now, ctx.metrics());
+                let failed = tls_books(&mut live.conn, session, verdict, now, m);
                 (verdict, failed)
             }
         };
@@ -449,8 +456,8 @@ impl Worker {
     }
 }
 
-/// The books a TLS connection keeps after a run of `pump`: a handshake that completed (and
-/// whether it resumed) ends the connection's handshake timer; a failure is counted by kind
+/// The books a TLS connection keeps after a run of `pump`: a handshake that completed ends
+/// the connection's handshake timer (the TLS layer counted it); a failure is counted by kind
 /// once the connection is being closed. Returns whether a failure was counted.
 fn tls_books(
     conn: &mut Conn,
@@ -461,10 +468,6 @@ fn tls_books(
 ) -> bool {
     if conn.is_handshaking() && !session.is_handshaking() {
         conn.handshake_done(now);
-        m.tls_handshakes.inc();
-        if session.resumed() {
-            m.tls_resumed.inc();
-        }
     }
     match session.failure() {
         Some(f) if verdict != Verdict::Open => {

@@ -13,6 +13,7 @@
 //! [`pump`]: super::pump
 
 use super::Io;
+use crate::metrics::WorkerMetrics;
 use rustix::io::Errno;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -36,17 +37,26 @@ pub(crate) struct TlsIo<'a, I: Io> {
     pub(crate) inner: I,
     /// The worker's ciphertext receive buffer, lent for this run.
     pub(crate) scratch: &'a mut Vec<u8>,
+    /// Handshakes are counted as they complete, so a request that rides in with the
+    /// client's Finished (a `/metrics` scrape) already sees its own.
+    metrics: &'a WorkerMetrics,
     /// The last socket `recv` of this run returned less than it was offered: the socket was
     /// drained then, and edge-triggered epoll reports anything that arrives later.
     drained: bool,
 }
 
 impl<'a, I: Io> TlsIo<'a, I> {
-    pub(crate) fn new(session: &'a mut Session, inner: I, scratch: &'a mut Vec<u8>) -> Self {
+    pub(crate) fn new(
+        session: &'a mut Session,
+        inner: I,
+        scratch: &'a mut Vec<u8>,
+        metrics: &'a WorkerMetrics,
+    ) -> Self {
         Self {
             session,
             inner,
             scratch,
+            metrics,
             drained: false,
         }
     }
@@ -87,8 +97,15 @@ impl<I: Io> Io for TlsIo<'_, I> {
                 }
                 Ok(n) => {
                     self.drained = n < offered;
+                    let was_handshaking = self.session.is_handshaking();
                     if self.session.feed(self.scratch).is_err() {
                         return Err(self.failed());
+                    }
+                    if was_handshaking && !self.session.is_handshaking() {
+                        self.metrics.tls_handshakes.inc();
+                        if self.session.resumed() {
+                            self.metrics.tls_resumed.inc();
+                        }
                     }
                 }
                 Err(Errno::AGAIN) if got > 0 => return Ok(got),

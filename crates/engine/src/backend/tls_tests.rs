@@ -69,6 +69,7 @@ struct Rig {
     ctx: Ctx,
     wire: Wire,
     scratch: Vec<u8>,
+    metrics: crate::metrics::WorkerMetrics,
 }
 
 impl Rig {
@@ -88,6 +89,7 @@ impl Rig {
             ctx: ctx(),
             wire: Wire::default(),
             scratch: Vec::new(),
+            metrics: crate::metrics::WorkerMetrics::default(),
         }
     }
 
@@ -98,7 +100,12 @@ impl Rig {
         if !out.is_empty() {
             self.wire.to_server.push_back(out);
         }
-        let mut io = TlsIo::new(&mut self.server, WireIo(&mut self.wire), &mut self.scratch);
+        let mut io = TlsIo::new(
+            &mut self.server,
+            WireIo(&mut self.wire),
+            &mut self.scratch,
+            &self.metrics,
+        );
         pump(&mut self.conn, &mut io, readable, 0, &mut self.ctx)
     }
 
@@ -126,6 +133,7 @@ impl Rig {
             self.client_reads().unwrap();
         }
         assert!(!self.server.is_handshaking());
+        assert_eq!(self.metrics.tls_handshakes.get(), 1);
     }
 }
 
