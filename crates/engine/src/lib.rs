@@ -39,6 +39,8 @@ mod config;
 mod conn;
 mod files;
 mod files_route;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod metrics;
 mod metrics_route;
 mod metrics_tls;
