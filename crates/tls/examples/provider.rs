@@ -49,8 +49,10 @@ fn shuttle(c: &mut ClientConnection, s: &mut ServerConnection) {
             c.write_tls(&mut buf).unwrap();
         }
         let from_client = !buf.is_empty();
-        if from_client {
-            s.read_tls(&mut &buf[..]).unwrap();
+        let mut rest = &buf[..];
+        while !rest.is_empty() {
+            // read_tls takes at most a few records per call.
+            s.read_tls(&mut rest).unwrap();
             s.process_new_packets().unwrap();
         }
         buf.clear();
@@ -58,8 +60,9 @@ fn shuttle(c: &mut ClientConnection, s: &mut ServerConnection) {
             s.write_tls(&mut buf).unwrap();
         }
         let from_server = !buf.is_empty();
-        if from_server {
-            c.read_tls(&mut &buf[..]).unwrap();
+        let mut rest = &buf[..];
+        while !rest.is_empty() {
+            c.read_tls(&mut rest).unwrap();
             c.process_new_packets().unwrap();
         }
         if !from_client && !from_server {
