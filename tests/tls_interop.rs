@@ -7,7 +7,7 @@
 #[path = "support/skip.rs"]
 mod skip;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -232,4 +232,61 @@ fn h2load_against_twelve_serve_agrees_with_its_metrics() {
         .unwrap();
     let body = text(&m.stdout);
     assert!(body.contains("twelve_requests_total 452"), "{body}");
+}
+
+#[test]
+fn a_renegotiation_attempt_is_refused_closed_and_counted() {
+    if !have("openssl", "version") || !have("h2load", "--version") {
+        skip::skip_or_fail(
+            "openssl or h2load is not installed (apt-get install openssl nghttp2-client)",
+        );
+        return;
+    }
+    let pki = Pki::new("interop-reneg");
+    let (_serve, addr) = serve(&pki);
+    // `R` on s_client's input asks for a TLS 1.2 renegotiation; rustls refuses it
+    // (no_renegotiation), OpenSSL answers with a fatal alert, the server closes.
+    let mut client = Command::new("openssl")
+        .args([
+            "s_client",
+            "-tls1_2",
+            "-connect",
+            &addr.to_string(),
+            "-CAfile",
+        ])
+        .arg(&pki.ca_pem)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = client.stdin.take().unwrap();
+    // s_client reads commands once the handshake is done; the input stays open until it
+    // has reacted, so it does not quit on EOF first.
+    stdin.write_all(b"R\n").unwrap();
+    // s_client says so on stderr.
+    let err = BufReader::new(client.stderr.take().unwrap());
+    let saw = err
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains("RENEGOTIATING"));
+    assert!(saw, "s_client did not try");
+    drop(stdin);
+    let _ = client.wait();
+    let metrics = format!("https://127.0.0.1:{}/metrics", addr.port());
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let m = Command::new("h2load")
+            .args(["--h1", "-n", "1", "-c", "1", "-v", &metrics])
+            .output()
+            .unwrap();
+        let body = text(&m.stdout);
+        if body.contains("twelve_tls_failures_total{kind=\"peer_alert\"} 1") {
+            assert!(body.contains("twelve_resets_total 0"), "{body}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no peer_alert counted: {body}");
+        // The poll interval of waiting for the server's count, not a synchronization.
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
