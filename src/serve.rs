@@ -113,14 +113,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("twelve serve: --io auto: {why}; using epoll");
     }
     let io = io_summary(handle.backends());
-    for addr in handle.local_addrs() {
+    for (i, addr) in handle.local_addrs().iter().enumerate() {
         println!(
             "twelve serve: listening on {}://{addr} ({} workers on CPUs {}, steer {}, io {io})",
-            if config.tls.is_some() {
-                "https"
-            } else {
-                "http"
-            },
+            crate::serve_tls::scheme(&config, i),
             handle.cpus().len(),
             config.cpus,
             config.steer
@@ -165,6 +161,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
             .with_context(|| format!("--listen {a}: expected IP:PORT or [IPv6]:PORT"))?;
         listen.push(addr);
     }
+    let tls_listen = crate::serve_tls::add_listeners(&args.tls, &mut listen)?;
     let mut cpus = match &args.cpus {
         Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
         None => twelve_sys::cpus::online(),
@@ -227,6 +224,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
         io,
         tls: crate::serve_tls::load(&args.tls)?,
+        tls_listen,
         ..Config::default()
     })
 }

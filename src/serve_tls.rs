@@ -14,6 +14,39 @@ pub struct TlsArgs {
     /// The PEM private key of --tls-cert (PKCS#8, RSA or EC).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Listen here with TLS (repeatable; needs --tls-cert). With it, the --listen addresses
+    /// stay plain HTTP: `--listen 127.0.0.1:8080 --tls-listen 127.0.0.1:8443`.
+    #[arg(long, value_name = "ADDR", requires = "tls_cert")]
+    tls_listen: Vec<String>,
+}
+
+/// Appends the --tls-listen addresses to `listen` and says which listeners speak TLS (the
+/// engine's `Config::tls_listen`): empty, meaning all of them, without --tls-listen.
+pub fn add_listeners(
+    args: &TlsArgs,
+    listen: &mut Vec<std::net::SocketAddr>,
+) -> anyhow::Result<Vec<bool>> {
+    if args.tls_listen.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut tls = vec![false; listen.len()];
+    for a in &args.tls_listen {
+        let addr: std::net::SocketAddr = a
+            .parse()
+            .with_context(|| format!("--tls-listen {a}: expected IP:PORT or [IPv6]:PORT"))?;
+        if addr.port() != 0 && listen.contains(&addr) {
+            bail!("--tls-listen {a}: also given as a plain --listen");
+        }
+        listen.push(addr);
+        tls.push(true);
+    }
+    Ok(tls)
+}
+
+/// The scheme of listener `i` for the startup line.
+pub fn scheme(config: &twelve_engine::Config, i: usize) -> &'static str {
+    let tls = config.tls.is_some() && config.tls_listen.get(i).copied().unwrap_or(true);
+    if tls { "https" } else { "http" }
 }
 
 /// The server's TLS configuration, if the flags ask for one.

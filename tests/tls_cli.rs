@@ -242,3 +242,25 @@ fn sighup_reloads_the_certificate() {
         Err(Failure::CertificateUntrusted)
     );
 }
+
+#[test]
+fn tls_listen_adds_https_beside_plain_http() {
+    let pki = Pki::new("cli-tls-listen");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["serve", "--workers", "1", "--listen", "127.0.0.1:0"])
+        .args(["--tls-listen", "127.0.0.1:0", "--tls-cert"])
+        .arg(&pki.cert)
+        .arg("--tls-key")
+        .arg(&pki.key)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn twelve serve");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let plain = lines.next().unwrap().unwrap();
+    let tls = lines.next().unwrap().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(plain.contains("listening on http://127.0.0.1:"), "{plain}");
+    assert!(tls.contains("listening on https://127.0.0.1:"), "{tls}");
+}

@@ -181,6 +181,9 @@ pub struct Config {
     /// Terminate TLS on every listener with this certificate (`--tls-cert`/`--tls-key`); the
     /// binary keeps a clone to [`twelve_tls::ServerTls::reload`] it on SIGHUP.
     pub tls: Option<std::sync::Arc<twelve_tls::ServerTls>>,
+    /// With `tls`: which of `listen` terminate TLS (same length as `listen`); empty means
+    /// every one. Listeners given to `Server::start_with_listeners` are all TLS with `tls`.
+    pub tls_listen: Vec<bool>,
 }
 
 impl Default for Config {
@@ -201,6 +204,7 @@ impl Default for Config {
             check_steering: false,
             io: Backend::default(),
             tls: None,
+            tls_listen: Vec::new(),
         }
     }
 }

@@ -201,6 +201,7 @@ fn check(config: &Config, cpus: &[usize], inherited: bool) -> Result<(), StartEr
     if config.listen.is_empty() && !inherited {
         return Err(StartError::NoListenAddress);
     }
+
     if config.steer == Steer::Cbpf && cpus.iter().enumerate().any(|(i, c)| i != *c) {
         return Err(StartError::CbpfNeedsCpusFromZero);
     }
@@ -316,6 +317,7 @@ impl Shared<'_> {
             check_steering: config.check_steering,
             close_idle_on_drain: config.close_idle_on_drain,
             tls: config.tls.clone(),
+            tls_listeners: config.tls_listen.clone(),
         }
     }
 }

@@ -278,3 +278,32 @@ fn tls_on_the_io_uring_backend_is_refused_by_name() {
     let e = Server::new(config, common::router()).start().err();
     assert!(matches!(e, Some(StartError::TlsNeedsEpoll)), "{e:?}");
 }
+
+#[test]
+fn tls_per_listener_leaves_the_others_plain() {
+    let pki = Pki::new("e2e-per-listener");
+    let (mut config, _) = tls_config(&pki);
+    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    config.listen = vec![any, any];
+    config.tls_listen = vec![false, true];
+    let s = TestServer::start_with(config);
+    let addrs = s.handle.local_addrs().to_vec();
+    // The first listener speaks plain HTTP.
+    let mut plain = common::Client::connect(addrs[0]);
+    plain.send(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    assert_eq!(plain.response().body, b"root");
+    // The second speaks TLS, and refuses plaintext.
+    let tls_server = TestServer {
+        handle: s.handle,
+        addr: addrs[1],
+    };
+    let mut c = Conn::open(&tls_server, &client(&pki.ca_pem));
+    assert!(c.get("/", false).ends_with(b"root"));
+    drop(c);
+    let mut bad = common::Client::connect(addrs[1]);
+    bad.send(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    tls_server.wait_for("the plaintext failure", |m| {
+        m.tls_failures.contains(&("plaintext", 1)) && m.open_conns == 0
+    });
+    assert_eq!(tls_server.metrics().tls_handshakes, 1);
+}

@@ -411,13 +411,14 @@ impl Worker {
                 }
                 Err(_) => return,
             };
-            self.add_conn(fd, now);
+            self.add_conn(fd, i, now);
         }
     }
 
-    fn add_conn(&mut self, fd: OwnedFd, now: u64) {
+    /// A connection accepted on listener `i`.
+    fn add_conn(&mut self, fd: OwnedFd, i: usize, now: u64) {
         self.setup.count_accept(fd.as_fd());
-        let tls = self.setup.tls.as_ref().map(|t| Box::new(t.session()));
+        let tls = self.setup.tls_for(i).map(|t| Box::new(t.session()));
         let conn = match tls {
             Some(_) => Conn::new_tls(now),
             None => Conn::new(now),
