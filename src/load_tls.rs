@@ -41,5 +41,8 @@ pub fn client(args: &TlsArgs, targets: &[Target]) -> anyhow::Result<Option<Clien
         Some(p) => format!("--cacert {}", p.display()),
         None => "loading the system's trusted roots".to_owned(),
     })?;
+    if tls.is_insecure() {
+        eprintln!("twelve: WARNING: --insecure: the server's certificate is not verified");
+    }
     Ok(Some(tls))
 }

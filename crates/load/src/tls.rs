@@ -14,8 +14,8 @@ use twelve_tls::{Failure, pki_types::ServerName};
 /// Ciphertext received per `recv`: a few records.
 const CIPHER_BUF: usize = 64 * 1024;
 
-/// The errno a failed session reports (counted as a read error); the first failure's kind is
-/// kept for the run's report.
+/// The errno a failed session reports: the dispatch counts it as a read error. (A certificate
+/// that does not verify never gets this far: `preflight` stops the run first.)
 const FAILED: Errno = Errno::PROTO;
 
 pub(crate) struct TlsIo<I: Io> {
@@ -33,8 +33,6 @@ pub(crate) struct TlsIo<I: Io> {
     extra: Vec<Event>,
     /// Events of the last poll that came from the socket (the rest are `extra`).
     polled: usize,
-    /// The first failure seen, for the report.
-    pub(crate) failure: Option<Failure>,
 }
 
 impl<I: Io> TlsIo<I> {
@@ -50,7 +48,6 @@ impl<I: Io> TlsIo<I> {
             again: Vec::new(),
             extra: Vec::new(),
             polled: 0,
-            failure: None,
         }
     }
 
@@ -84,8 +81,8 @@ impl<I: Io> TlsIo<I> {
         }
     }
 
-    fn failed(&mut self, slot: usize, f: Failure) -> Errno {
-        self.failure.get_or_insert(f);
+    /// The session failed: its alert goes out (best effort), the dispatch drops the slot.
+    fn failed(&mut self, slot: usize) -> Errno {
         let _ = self.flush(slot);
         FAILED
     }
@@ -120,7 +117,7 @@ impl<I: Io> Io for TlsIo<I> {
             let s = self.sessions[slot].as_deref_mut().ok_or(Errno::BADF)?;
             let n = match s.read_into(buf) {
                 Ok(n) => n,
-                Err(f) => return Err(self.failed(slot, f)),
+                Err(_) => return Err(self.failed(slot)),
             };
             if n > 0 {
                 if s.has_input() {
@@ -134,7 +131,8 @@ impl<I: Io> Io for TlsIo<I> {
             let m = match self.inner.recv(slot, &mut self.cipher) {
                 Ok(0) => {
                     if s.is_handshaking() {
-                        return Err(self.failed(slot, Failure::Truncated));
+                        // EOF mid-handshake: the server refused us.
+                        return Err(self.failed(slot));
                     }
                     return Ok(0);
                 }
@@ -142,8 +140,8 @@ impl<I: Io> Io for TlsIo<I> {
                 Err(e) => return Err(e),
             };
             let was_handshaking = s.is_handshaking();
-            if let Err(f) = s.feed(&self.cipher[..m]) {
-                return Err(self.failed(slot, f));
+            if s.feed(&self.cipher[..m]).is_err() {
+                return Err(self.failed(slot));
             }
             if was_handshaking && !s.is_handshaking() {
                 self.handshaken[slot] = true;
@@ -258,3 +256,7 @@ pub(crate) fn preflight(
     let _ = sock.write_all(s.outgoing());
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "tls_tests.rs"]
+mod tests;
