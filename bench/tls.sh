@@ -11,6 +11,8 @@
 # Usage: bench/tls.sh [OUTDIR]          (default bench/runs/<date>-tls)
 # Env:   SHARED=../shared ROUNDS=5 DURATION=10 (seconds) CONNS=256 CLOSE_CONNS=64
 #        CLOSE_N=10000 (h2load's connection-per-request runs are by count)
+#        CLIENT_CONNS=64 (keep-alive connections of part 2: CPU per request needs no more, and
+#        256 handshakes at once to one nginx worker on a loaded box left wrk with none done)
 #        BIN=path/to/twelve (default: build the bench-bin profile, target-cpu=native)
 # Needs root (cgroup CPU cap), wrk, nginx, nghttp2-client (h2load), openssl, python3.
 # Every process it starts is stopped by PID on exit.
@@ -19,7 +21,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-tls}
 ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-10}; CONNS=${CONNS:-256}; CLOSE_CONNS=${CLOSE_CONNS:-64}
-CLOSE_N=${CLOSE_N:-10000}
+CLOSE_N=${CLOSE_N:-10000}; CLIENT_CONNS=${CLIENT_CONNS:-64}
 TW=8443; NG=8444
 mkdir -p "$OUT/raw"
 if [ -z "${BIN:-}" ]; then
@@ -69,7 +71,7 @@ done
   echo "- nginx: $(nginx -V 2>&1 | head -1), $(nginx -V 2>&1 | grep -m1 'OpenSSL')"
   echo "- wrk: $(wrk -v 2>&1 | head -1); h2load: $(h2load --version | head -1)"
   echo "- certificate: ECDSA P-256 leaf + CA chain; TLS 1.3 negotiated by every client here"
-  echo "- command: \`bench/tls.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS CLOSE_CONNS=$CLOSE_CONNS CLOSE_N=$CLOSE_N)"
+  echo "- command: \`bench/tls.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS CLOSE_CONNS=$CLOSE_CONNS CLOSE_N=$CLOSE_N CLIENT_CONNS=$CLIENT_CONNS)"
 } > "$OUT/README.md"
 
 pids_on() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
@@ -101,8 +103,8 @@ requests_in() {
     twelve*) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$2" ;;
   esac
 }
-client_cmd() { # name workload port -> the command line, in CMD
-  local url="https://localhost:$3/json" c=$CONNS
+client_cmd() { # name workload port [conns] -> the command line, in CMD
+  local url="https://localhost:$3/json" c=${4:-$CONNS}
   if [ "$2" = close ]; then c=$CLOSE_CONNS; fi
   case $1 in
     wrk) CMD=(wrk -t1 -c"$c" -d"${DURATION}s") ;;
@@ -153,7 +155,7 @@ for w in json close; do
     if [ "$w" = close ]; then clients+=(twelve-full); fi
     for c in "${clients[@]}"; do
       raw="$OUT/raw/client-$w-$c-$r.txt"
-      client_cmd "$c" "$w" "$NG"
+      client_cmd "$c" "$w" "$NG" "$CLIENT_CONNS"
       cpu=$(timed "$raw" "${CMD[@]}")
       n=$(requests_in "$c" "$raw")
       awk -v w="$w" -v c="$c" -v r="$r" -v n="$n" -v cpu="$cpu" \
