@@ -88,6 +88,8 @@ pub struct LoadArgs {
     /// gives the Host header and path).
     #[arg(long, value_name = "PATH", conflicts_with = "connect_to")]
     pub unix_socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub tls: crate::load_tls::TlsArgs,
 }
 
 /// The pause between runs, for the commands that make several (sweep, compare).
@@ -126,7 +128,9 @@ impl LoadArgs {
             .iter()
             .map(|u| Target::parse(u))
             .collect::<Result<Vec<_>, _>>()?;
+        let tls = crate::load_tls::client(&self.tls, &targets)?;
         let mut c = Config::new(targets);
+        c.tls = tls;
         c.connections = self.connections;
         c.method = self.method.to_ascii_uppercase();
         c.headers = self.headers.clone();

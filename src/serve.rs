@@ -85,6 +85,8 @@ pub struct Args {
     /// Do not serve metrics.
     #[arg(long)]
     no_metrics: bool,
+    #[command(flatten)]
+    tls: crate::serve_tls::TlsArgs,
 }
 
 /// Runs `twelve serve`.
@@ -99,6 +101,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         signal_hook::consts::SIGINT,
     ])
     .context("installing the SIGTERM/SIGINT handlers")?;
+    crate::serve_tls::reload_on_sighup(config.tls.as_ref())?;
+    if config.tls.is_some() {
+        eprintln!("twelve serve: {}", crate::serve_tls::ktls_line());
+    }
     let handle = Server::new(config.clone(), techempower::router())
         .start()
         .map_err(|e| start_error(e, &config))?;
@@ -106,9 +112,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("twelve serve: --io auto: {why}; using epoll");
     }
     let io = io_summary(handle.backends());
-    for addr in handle.local_addrs() {
+    for (i, addr) in handle.local_addrs().iter().enumerate() {
         println!(
-            "twelve serve: listening on http://{addr} ({} workers on CPUs {}, steer {}, io {io})",
+            "twelve serve: listening on {}://{addr} ({} workers on CPUs {}, steer {}, io {io})",
+            crate::serve_tls::scheme(&config, i),
             handle.cpus().len(),
             config.cpus,
             config.steer
@@ -139,6 +146,7 @@ fn start_error(e: StartError, config: &Config) -> anyhow::Error {
             format!("--io uring or --cpus {} (CPU {cpu})", config.cpus)
         }
         StartError::Worker { cpu, .. } => format!("--cpus {} (CPU {cpu})", config.cpus),
+        StartError::TlsNeedsEpoll => "--io uring with --tls-cert".to_owned(),
         _ => "--listen/--cpus".to_owned(),
     };
     anyhow::Error::new(e).context(flag)
@@ -152,6 +160,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
             .with_context(|| format!("--listen {a}: expected IP:PORT or [IPv6]:PORT"))?;
         listen.push(addr);
     }
+    let tls_listen = crate::serve_tls::add_listeners(&args.tls, &mut listen)?;
     let mut cpus = match &args.cpus {
         Some(text) => crate::limits::cpus("--cpus", text)?,
         None => twelve_sys::cpus::online(),
@@ -222,6 +231,8 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         root: args.root.clone(),
         drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
         io,
+        tls: crate::serve_tls::load(&args.tls)?,
+        tls_listen,
         ..Config::default()
     })
 }

@@ -178,6 +178,12 @@ pub struct Config {
     pub check_steering: bool,
     /// The event loop's kernel interface.
     pub io: Backend,
+    /// Terminate TLS on every listener with this certificate (`--tls-cert`/`--tls-key`); the
+    /// binary keeps a clone to [`twelve_tls::ServerTls::reload`] it on SIGHUP.
+    pub tls: Option<std::sync::Arc<twelve_tls::ServerTls>>,
+    /// With `tls`: which of `listen` terminate TLS (same length as `listen`); empty means
+    /// every one. Listeners given to `Server::start_with_listeners` are all TLS with `tls`.
+    pub tls_listen: Vec<bool>,
 }
 
 impl Default for Config {
@@ -197,6 +203,8 @@ impl Default for Config {
             write_high_water: 256 * 1024,
             check_steering: false,
             io: Backend::default(),
+            tls: None,
+            tls_listen: Vec::new(),
         }
     }
 }

@@ -142,6 +142,9 @@ pub(crate) struct Conn {
     pub(crate) unread: bool,
     /// The deadline of this connection's entry in the timer wheel (0: none).
     pub(crate) timer_at: u64,
+    /// A TLS handshake is under way: the time to finish it is a request head's (a client
+    /// that stalls mid-handshake is a header timeout, closed silently: no request to answer).
+    handshaking: bool,
 }
 
 impl Conn {
@@ -162,7 +165,30 @@ impl Conn {
             eof: false,
             unread: false,
             timer_at: 0,
+            handshaking: false,
         }
+    }
+
+    /// A connection that begins with a TLS handshake (see `handshaking`).
+    pub(crate) fn new_tls(now_ms: u64) -> Self {
+        Self {
+            handshaking: true,
+            ..Self::new(now_ms)
+        }
+    }
+
+    /// The TLS handshake completed: idle time from now on is the first request's wait.
+    pub(crate) fn handshake_done(&mut self, now_ms: u64) {
+        if self.handshaking {
+            self.handshaking = false;
+            if self.phase == Phase::Idle {
+                self.since_ms = now_ms;
+            }
+        }
+    }
+
+    pub(crate) fn is_handshaking(&self) -> bool {
+        self.handshaking
     }
 
     pub(crate) fn phase(&self) -> Phase {
@@ -636,6 +662,7 @@ impl Conn {
             // A connection that never sent a request gets no more time than a request head
             // would (nginx's client_header_timeout does the same): idle floods cost less.
             // Still a silent close: there is no request to answer with 408.
+            Phase::Idle if self.handshaking => (t.header, TimeoutKind::Header),
             Phase::Idle if !self.served => (t.keep_alive.min(t.header), TimeoutKind::KeepAlive),
             Phase::Idle => (t.keep_alive, TimeoutKind::KeepAlive),
             Phase::Head => (t.header, TimeoutKind::Header),
@@ -650,7 +677,7 @@ impl Conn {
     pub(crate) fn on_timeout(&mut self, kind: TimeoutKind, ctx: &mut Ctx) {
         ctx.metrics().timeout(kind);
         match kind {
-            TimeoutKind::Header | TimeoutKind::Body if !self.closing => {
+            TimeoutKind::Header | TimeoutKind::Body if !self.closing && !self.handshaking => {
                 if self.write.capacity() == 0 {
                     self.write = ctx.pool.take();
                 }

@@ -39,14 +39,18 @@ mod config;
 mod conn;
 mod files;
 mod files_route;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod metrics;
 mod metrics_route;
+mod metrics_tls;
 mod pool;
 mod response;
 mod router;
 mod server;
 mod timer;
 
+pub use backend::tls::ktls_available;
 pub use config::{Backend, Config, Steer, Timeouts, UnknownBackend};
 pub use metrics::MetricsSnapshot;
 pub use response::{FileBody, Response};

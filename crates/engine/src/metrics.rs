@@ -73,7 +73,14 @@ pub(crate) struct WorkerMetrics {
     pub(crate) steer_misses: Counter,
     pub(crate) timeouts: [Counter; 5],
     pub(crate) parse_errors: [Counter; PARSE_SLOTS],
+    /// TLS handshakes completed, and of those resumed (a ticket or session id).
+    pub(crate) tls_handshakes: Counter,
+    pub(crate) tls_resumed: Counter,
+    /// TLS sessions failed, by `twelve_tls::Failure::index`.
+    pub(crate) tls_failures: [Counter; TLS_FAILURES],
 }
+
+const TLS_FAILURES: usize = twelve_tls::Failure::ALL.len();
 
 impl Default for WorkerMetrics {
     fn default() -> Self {
@@ -91,6 +98,9 @@ impl Default for WorkerMetrics {
             steer_misses: Counter::default(),
             timeouts: Default::default(),
             parse_errors: std::array::from_fn(|_| Counter::default()),
+            tls_handshakes: Counter::default(),
+            tls_resumed: Counter::default(),
+            tls_failures: Default::default(),
         }
     }
 }
@@ -102,6 +112,10 @@ impl WorkerMetrics {
 
     pub(crate) fn timeout(&self, kind: TimeoutKind) {
         self.timeouts[kind as usize].inc();
+    }
+
+    pub(crate) fn tls_failure(&self, f: twelve_tls::Failure) {
+        self.tls_failures[f.index()].inc();
     }
 
     pub(crate) fn parse_error(&self, e: ParseError) {
@@ -222,6 +236,12 @@ pub struct MetricsSnapshot {
     pub parse_errors: Vec<(String, u64)>,
     /// Per worker: (CPU, accepts, requests).
     pub per_worker: Vec<(usize, u64, u64)>,
+    /// TLS handshakes completed.
+    pub tls_handshakes: u64,
+    /// TLS handshakes that resumed an earlier session.
+    pub tls_resumed: u64,
+    /// TLS sessions failed, by kind (`twelve_tls::Failure::name`), kinds seen only.
+    pub tls_failures: Vec<(&'static str, u64)>,
 }
 
 impl MetricsSnapshot {
@@ -231,6 +251,7 @@ impl MetricsSnapshot {
     ) -> Self {
         let mut s = Self::default();
         let mut parse = [0u64; PARSE_SLOTS];
+        let mut tls = [0u64; TLS_FAILURES];
         for (cpu, w) in workers {
             s.requests += w.requests.get();
             for (i, c) in w.responses.iter().enumerate() {
@@ -252,6 +273,11 @@ impl MetricsSnapshot {
                 parse[i] += c.get();
             }
             s.per_worker.push((cpu, w.accepts.get(), w.requests.get()));
+            s.tls_handshakes += w.tls_handshakes.get();
+            s.tls_resumed += w.tls_resumed.get();
+            for (i, c) in w.tls_failures.iter().enumerate() {
+                tls[i] += c.get();
+            }
         }
         for (i, n) in parse.iter().enumerate() {
             if *n > 0 {
@@ -259,6 +285,11 @@ impl MetricsSnapshot {
                     .get(i)
                     .map_or_else(|| "Other".to_owned(), |e| format!("{e:?}"));
                 s.parse_errors.push((name, *n));
+            }
+        }
+        for (f, n) in twelve_tls::Failure::ALL.iter().zip(tls) {
+            if n > 0 {
+                s.tls_failures.push((f.name(), n));
             }
         }
         s
@@ -327,6 +358,7 @@ impl MetricsSnapshot {
         for (name, n) in &self.parse_errors {
             let _ = writeln!(out, "twelve_parse_errors_total{{kind=\"{name}\"}} {n}");
         }
+        crate::metrics_tls::write_prometheus(self, out);
         let _ = writeln!(
             out,
             "# HELP twelve_worker_requests_total Requests by worker CPU.\n# TYPE twelve_worker_requests_total counter"

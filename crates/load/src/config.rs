@@ -21,18 +21,20 @@ pub struct Target {
     pub headers: Vec<String>,
     /// This target's body, when it has its own; else the run's.
     pub body: Option<Vec<u8>>,
+    /// `https://`: TLS to the host, SNI from the URL's host.
+    pub tls: bool,
 }
 
 impl Target {
-    /// Parses `http://host[:port][/path]` and resolves the host once, now.
+    /// Parses `http[s]://host[:port][/path]` and resolves the host once, now.
     pub fn parse(url: &str) -> Result<Self, ConfigError> {
         let bad = |why: &str| ConfigError(format!("URL {url:?}: {why}"));
-        let rest = if let Some(r) = url.strip_prefix("http://") {
-            r
-        } else if url.starts_with("https://") {
-            return Err(bad("https is not supported yet (plain HTTP/1.1 only)"));
+        let (rest, tls) = if let Some(r) = url.strip_prefix("http://") {
+            (r, false)
+        } else if let Some(r) = url.strip_prefix("https://") {
+            (r, true)
         } else {
-            return Err(bad("must start with http://"));
+            return Err(bad("must start with http:// or https://"));
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
@@ -49,7 +51,7 @@ impl Target {
         let with_port = if has_port {
             authority.to_string()
         } else {
-            format!("{authority}:80")
+            format!("{authority}:{}", if tls { 443 } else { 80 })
         };
         let addr = with_port
             .to_socket_addrs()
@@ -64,7 +66,19 @@ impl Target {
             method: None,
             headers: Vec::new(),
             body: None,
+            tls,
         })
+    }
+
+    /// The host of the URL without the port (and without an IPv6 literal's brackets): the
+    /// TLS server name.
+    pub fn host(&self) -> &str {
+        let a = self.authority.as_str();
+        let host = match a.rfind(':') {
+            Some(i) if !a[i..].contains(']') => &a[..i],
+            _ => a,
+        };
+        host.trim_start_matches('[').trim_end_matches(']')
     }
 }
 
@@ -150,6 +164,8 @@ pub struct Config {
     /// Connect to this Unix-domain socket instead of the targets' address (the URLs still
     /// give the Host header and paths).
     pub unix_socket: Option<std::path::PathBuf>,
+    /// TLS client configuration, for `https://` targets.
+    pub tls: Option<twelve_tls::ClientTls>,
 }
 
 impl Config {
@@ -176,6 +192,7 @@ impl Config {
             sources: Vec::new(),
             ramp: None,
             unix_socket: None,
+            tls: None,
         }
     }
 
@@ -192,6 +209,12 @@ impl Config {
         let head = |t: &Target| t.method.as_deref().unwrap_or(&self.method) == "HEAD";
         if self.targets.iter().any(head) && !self.targets.iter().all(head) {
             return bad("--targets: HEAD cannot be mixed with other methods in one run");
+        }
+        if self.targets.iter().any(|t| t.tls != self.targets[0].tls) {
+            return bad("all URLs must use the same scheme (http:// or https://)");
+        }
+        if self.targets[0].tls && self.tls.is_none() {
+            return bad("https:// needs a TLS client configuration");
         }
         if self.worker_cpus.is_empty() {
             return bad("--threads must be at least 1");
@@ -249,6 +272,9 @@ impl Config {
         }
         if self.unix_socket.is_some() && !self.sources.is_empty() {
             return bad("--source applies to TCP; a --unix-socket has no source address");
+        }
+        if self.unix_socket.is_some() && self.targets.iter().any(|t| t.tls) {
+            return bad("--unix-socket carries plain HTTP: give an http:// URL, not https://");
         }
         if self.ramp.is_some() {
             if !matches!(self.stop, Stop::Duration(_)) {
@@ -386,9 +412,22 @@ mod tests {
     );
     url!(url_ipv6, "http://[::1]:8080/x", "[::1]:8080", "/x");
 
+    url!(url_https, "https://127.0.0.1/x", "127.0.0.1", "/x");
+
     #[test]
-    fn url_https_refused() {
-        assert!(Target::parse("https://127.0.0.1/").is_err());
+    fn url_https_defaults_to_port_443_and_names_its_host() {
+        let t = Target::parse("https://127.0.0.1/").unwrap();
+        assert!(t.tls);
+        assert_eq!(t.addr.port(), 443);
+        assert_eq!(t.host(), "127.0.0.1");
+        let t = Target::parse("https://[::1]:8443/").unwrap();
+        assert_eq!((t.host(), t.addr.port()), ("::1", 8443));
+        assert!(!Target::parse("http://127.0.0.1/").unwrap().tls);
+    }
+
+    #[test]
+    fn url_other_scheme_refused() {
+        assert!(Target::parse("ftp://127.0.0.1/").is_err());
     }
 
     macro_rules! dur {

@@ -10,6 +10,7 @@ use crate::clock::Clock;
 use crate::config::{Model, Stop};
 use crate::conn::{Answer, Conn, ConnSetup, Failure, Phase};
 use crate::io::{Event, Io};
+use crate::phases::Marks;
 use crate::tally::Tally;
 use crate::worker::Shared;
 use rustix::io::Errno;
@@ -25,6 +26,8 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     ready: Vec<u32>,
     open_now: u64,
     pub(crate) tally: Tally,
+    /// Per slot: the phases of the connection's first request.
+    marks: Vec<Marks>,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -59,6 +62,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             ready: Vec::with_capacity(slots),
             open_now: 0,
             tally,
+            marks: vec![Marks::default(); slots],
         }
     }
 
@@ -105,6 +109,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     }
 
     fn connect(&mut self, i: usize, now: u64) {
+        self.marks[i] = Marks::start(now);
         match self.io.connect(i) {
             Ok(()) => self.conns[i].connecting(now),
             Err(e) => self.connect_failed(i, now, e),
@@ -190,6 +195,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             self.connect_failed(i, now, e);
             return;
         }
+        self.marks[i].connected(now);
         let reconnect = self.conns[i].opened();
         self.open_now += 1;
         self.tally.connected(now, reconnect, self.open_now);
@@ -292,9 +298,14 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             self.fail(i, Failure::Parse, now);
             return;
         };
-        match self.io.recv(i, buf) {
+        let got = self.io.recv(i, buf);
+        if self.io.handshake_done(i) {
+            self.marks[i].handshaken(now);
+        }
+        match got {
             Ok(0) => self.on_eof(i, now),
             Ok(n) => {
+                self.marks[i].bytes(now);
                 self.conns[i].on_read(n);
                 self.tally.bytes_read(n);
                 self.parse_responses(i, now);
@@ -334,6 +345,9 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     /// Books one answer; returns false when the connection was closed.
     fn on_answer(&mut self, i: usize, a: &Answer, now: u64) -> bool {
         self.tally.record(a, now);
+        if self.marks[i].first_done() {
+            self.tally.phases(&self.marks[i], now);
+        }
         if a.close {
             if self.conns[i].has_inflight() {
                 // The server closed with pipelined requests unanswered.

@@ -35,4 +35,9 @@ pub(crate) trait Io {
     fn event(&self, k: usize) -> Event;
     /// Sleeps `ns` on the worker's own timer (`--coalesce`).
     fn nap(&mut self, ns: u64);
+    /// Whether the slot's TLS handshake finished since the last call (once per handshake);
+    /// always `false` without TLS.
+    fn handshake_done(&mut self, _slot: usize) -> bool {
+        false
+    }
 }

@@ -26,6 +26,7 @@ mod epoll;
 mod io;
 pub mod live;
 pub mod perf;
+mod phases;
 pub mod ramp;
 pub mod request;
 pub mod run;
@@ -35,6 +36,7 @@ pub mod sim;
 pub mod source;
 mod tally;
 pub mod targets;
+mod tls;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};

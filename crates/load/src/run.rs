@@ -91,6 +91,11 @@ pub fn run_until(
     tick: impl FnMut(&Progress),
 ) -> Result<Outcome, LoadError> {
     config.validate().map_err(LoadError::Config)?;
+    if let (Some(tls), Some(t)) = (&config.tls, config.targets.first())
+        && t.tls
+    {
+        crate::tls::preflight(t, tls, config.connect_timeout).map_err(LoadError::Config)?;
+    }
     if matches!(config.stop, Stop::Requests(_)) && !config.warmup.is_zero() {
         return Err(LoadError::Config(ConfigError(
             "--warmup applies to timed runs (-d), not to -n".into(),
@@ -258,7 +263,19 @@ fn worker_main(
         // latency (prctl(2)).
         let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
     }
-    Ok(Worker::new(id, shared, conns, tx)?.run())
+    match (&shared.config.tls, &shared.config.targets[0]) {
+        (Some(tls), target) if target.tls => {
+            let name = twelve_tls::ClientTls::server_name(target.host())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+            let cfg = &shared.config;
+            // As `Worker::new`: workers before this one hold about `id * c / t` slots.
+            let first_slot = id * cfg.connections / cfg.worker_cpus.len();
+            let socket = crate::epoll::EpollIo::new(target.addr, conns, &cfg.sources, first_slot)?;
+            let io = crate::tls::TlsIo::new(socket, tls.clone(), name, conns);
+            Ok(Worker::with_io(id, shared, conns, tx, io).run())
+        }
+        _ => Ok(Worker::new(id, shared, conns, tx)?.run()),
+    }
 }
 
 /// Merges the workers' log intervals by index into one record per interval of `every`.
@@ -417,5 +434,10 @@ pub fn info_of(config: &Config) -> RunInfo {
             },
         }),
         max_error_percent: None,
+        tls: config
+            .tls
+            .as_ref()
+            .filter(|_| config.targets.first().is_some_and(|t| t.tls))
+            .map(|t| t.describe().to_owned()),
     }
 }

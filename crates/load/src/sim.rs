@@ -51,6 +51,7 @@ pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
         method: None,
         headers: Vec::new(),
         body: None,
+        tls: false,
     }]);
     config.connections = setup.connections;
     config.shard = shard;

@@ -248,6 +248,13 @@ impl Tally {
         self.mean_latency.get()
     }
 
+    /// Books the phases of a new connection's first request (see [`crate::phases`]).
+    pub(crate) fn phases(&mut self, m: &crate::phases::Marks, done_ns: u64) {
+        if self.measuring {
+            m.record(&mut self.res.phases, done_ns);
+        }
+    }
+
     pub(crate) fn napped(&mut self) {
         self.res.naps += 1;
     }

@@ -51,6 +51,9 @@ pub struct JsonReport {
     /// The embedded server's cost (runs without a URL only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::server::ServerFigures>,
+    /// Phases of the first request on new connections, when any was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phases: Option<crate::PhaseSummary>,
     /// The host's state (the `twelve doctor` summary), so every run carries it; the caller
     /// fills it in because this crate does not read the host.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -105,6 +108,9 @@ pub struct Config {
     pub cpus: Vec<usize>,
     /// Embedded server CPU.
     pub server_cpu: Option<usize>,
+    /// `https://`: how the server was trusted and whether sessions resumed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
     /// The slice of a sharded run (`--shard I/N`) this report is; `connections`,
     /// `rate_per_s` and `planned_requests` above are then the shard's own.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -256,6 +262,7 @@ impl JsonReport {
             slo: s.slo.clone(),
             self_check: s.check.clone(),
             server: s.server,
+            phases: s.phases.total.is_some().then_some(s.phases),
             doctor: None,
             histograms: EncodedRecorder::of(&s.latency),
             raw: None,
@@ -300,6 +307,7 @@ impl Config {
                 rate_per_s: s.rate_per_s,
                 requests: s.requests,
             }),
+            tls: info.tls.clone(),
         }
     }
 }

@@ -52,6 +52,8 @@ pub struct ConfigIn {
     pub shard: Option<ShardIn>,
     #[serde(default)]
     pub ramp: Option<String>,
+    #[serde(default)]
+    pub tls: Option<String>,
 }
 
 /// The report's `config.shard`.
@@ -195,6 +197,7 @@ fn info_of(c: &ConfigIn) -> RunInfo {
         ramp: c.ramp.clone(),
         // Not in a shard's report either: a merged ramp's end rate is judged against its mean.
         offered_end_per_s: None,
+        tls: c.tls.clone(),
     }
 }
 

@@ -220,6 +220,9 @@ impl RawWorker {
                 reconnects: self.conns.reconnects,
                 peak_open: self.conns.peak_open,
             },
+            // The new-connection phases (TLS runs) are not in a shard's raw record yet: a
+            // merged run reports none.
+            phases: Default::default(),
         })
     }
 }

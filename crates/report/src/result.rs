@@ -42,6 +42,9 @@ pub struct RunInfo {
     pub cpus: Vec<usize>,
     /// CPU the embedded server ran on, when there was one.
     pub server_cpu: Option<usize>,
+    /// `https://`: how the server was trusted (said loudly for `--insecure`) and whether
+    /// sessions resumed.
+    pub tls: Option<String>,
     /// Failures above this share of attempts, percent, make the run unmeasured
     /// (`--max-errors`; `None`: [`crate::verdict::DEFAULT_MAX_ERROR_PERCENT`]).
     pub max_error_percent: Option<f64>,
@@ -214,6 +217,8 @@ pub struct WorkerResult {
     pub errors: Errors,
     /// Connection accounting (whole run, warm-up included: connections open during it).
     pub conns: ConnCounts,
+    /// Phases of the first request on each new connection (measured window).
+    pub phases: crate::Phases,
 }
 
 /// What the embedded server spent over (about) the measured window: its threads' CPU time

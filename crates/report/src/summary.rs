@@ -50,6 +50,8 @@ pub struct Summary {
     pub check: SelfCheck,
     /// The embedded server's cost, when the run had one.
     pub server: Option<crate::server::ServerFigures>,
+    /// Phases of the first request on each new connection, all workers.
+    pub phases: crate::PhaseSummary,
 }
 
 /// Percentile summaries of the merged histograms, µs.
@@ -116,6 +118,10 @@ impl Summary {
     /// Summarises `run` and judges `slos` against it.
     pub fn new(run: &RunResult, slos: &[Slo]) -> Self {
         let latency = run.merged_latency();
+        let mut phases = crate::Phases::default();
+        for w in &run.workers {
+            phases.add(&w.phases);
+        }
         let percentiles = LatencySummary {
             corrected: Percentiles::of(&latency.corrected),
             uncorrected: Percentiles::of(&latency.uncorrected),
@@ -134,6 +140,7 @@ impl Summary {
             per_second: per_second(run),
             errors: run.merged_errors(),
             conns: run.merged_conns(),
+            phases: phases.summary(),
             concurrency_reached: run.concurrency_reached(),
             client: ClientFigures {
                 cpu: run.client_cpu(),

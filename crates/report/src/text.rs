@@ -10,8 +10,12 @@ use std::fmt::Write;
 pub fn render(s: &Summary) -> String {
     let mut o = String::new();
     heading(&mut o, s);
+    if let Some(tls) = &s.info.tls {
+        let _ = writeln!(o, "  TLS: {tls}");
+    }
     thread_stats(&mut o, s);
     distribution(&mut o, s);
+    crate::phases::write_text(&mut o, &s.phases);
     thread_table(&mut o, s);
     let _ = writeln!(
         o,

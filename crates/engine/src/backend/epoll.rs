@@ -15,15 +15,18 @@
 
 use super::slab::Slab;
 use super::timers::{self, Timers};
+use super::tls::TlsIo;
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Received, Sent, Socket, Verdict, after_recv, after_send, pump, reads_first};
 use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
-use crate::metrics::{TimeoutKind, WorkerMetrics};
+use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
 use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::SocketFlags;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::Arc;
 use twelve_sys::uring::{Batch, Op};
+use twelve_tls::Session;
 
 /// Token of the wake-up eventfd.
 const WAKE: u64 = u64::MAX;
@@ -40,6 +43,8 @@ const MIN_BATCH: usize = 2;
 struct Live {
     fd: OwnedFd,
     conn: Conn,
+    /// The TLS session between the socket and `conn`, on a TLS listener.
+    tls: Option<Box<Session>>,
 }
 
 impl Tracked for Live {
@@ -74,6 +79,11 @@ struct Worker {
     op_tokens: Vec<(u64, usize)>,
     /// Connections a batch handled, each with whether it must read again, for [`pump`].
     finish: Vec<(u64, bool)>,
+    /// The ciphertext receive buffer every TLS connection of the worker borrows in turn.
+    tls_scratch: Vec<u8>,
+    /// The server's counters, held apart from `setup.ctx` (which `pump` borrows mutably) so
+    /// the TLS layer can count handshakes as they complete.
+    all_metrics: Arc<ServerMetrics>,
 }
 
 /// Runs a worker until it has drained after a stop request. The caller pinned the thread.
@@ -84,18 +94,29 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
     };
     ready(Ok(()));
     let clock = Clock::start();
+    // TLS connections go through `pump` one by one: a batch lends `Conn`'s plaintext buffers
+    // straight to the kernel, with no TLS layer between.
+    let batch = match setup.tls {
+        Some(_) => None,
+        None => Batch::new(BATCH_ENTRIES).ok(),
+    };
+    let all_metrics = Arc::clone(&setup.ctx.all_metrics);
     let mut w = Worker {
         epoll,
+        all_metrics,
         setup,
         slab: Slab::default(),
         timers: Timers::new(clock.now_ms()),
         clock,
         gate: Gate::default(),
-        batch: Batch::new(BATCH_ENTRIES).ok(),
+        // TLS connections go through `pump` one by one: a batch lends `Conn`'s plaintext
+        // buffers straight to the kernel, with no TLS layer between.
+        batch,
         ready: Vec::new(),
         ops: Vec::new(),
         op_tokens: Vec::new(),
         finish: Vec::new(),
+        tls_scratch: Vec::new(),
     };
     w.run();
 }
@@ -290,11 +311,26 @@ impl Worker {
         let Some(live) = self.slab.get(token) else {
             return;
         };
-        let mut io = Socket(live.fd.as_fd());
-        let verdict = pump(&mut live.conn, &mut io, readable, now, &mut self.setup.ctx);
+        let ctx = &mut self.setup.ctx;
+        let socket = Socket(live.fd.as_fd());
+        let (verdict, tls_failed) = match live.tls.as_deref_mut() {
+            None => (
+                pump(&mut live.conn, &mut { socket }, readable, now, ctx),
+                false,
+            ),
+            Some(session) => {
+                let m = self.all_metrics.worker(ctx.me);
+                let mut io = TlsIo::new(session, socket, &mut self.tls_scratch, m);
+                let verdict = pump(&mut live.conn, &mut io, readable, now, ctx);
+                let failed = tls_books(&mut live.conn, session, verdict, now, m);
+                (verdict, failed)
+            }
+        };
         match verdict {
             Verdict::Open => self.sync_timer(token),
             Verdict::Close => self.close(token),
+            // A TLS failure was counted as such, not as a reset.
+            Verdict::Reset if tls_failed => self.close(token),
             Verdict::Reset => {
                 self.metrics().resets.inc();
                 self.close(token);
@@ -375,16 +411,19 @@ impl Worker {
                 }
                 Err(_) => return,
             };
-            self.add_conn(fd, now);
+            self.add_conn(fd, i, now);
         }
     }
 
-    fn add_conn(&mut self, fd: OwnedFd, now: u64) {
+    /// A connection accepted on listener `i`.
+    fn add_conn(&mut self, fd: OwnedFd, i: usize, now: u64) {
         self.setup.count_accept(fd.as_fd());
-        let token = self.slab.insert(Live {
-            fd,
-            conn: Conn::new(now),
-        });
+        let tls = self.setup.tls_for(i).map(|t| Box::new(t.session()));
+        let conn = match tls {
+            Some(_) => Conn::new_tls(now),
+            None => Conn::new(now),
+        };
+        let token = self.slab.insert(Live { fd, conn, tls });
         let live = self.slab.get(token).expect("just inserted");
         let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
         if epoll::add(&self.epoll, &live.fd, EventData::new_u64(token), flags).is_err() {
@@ -415,6 +454,28 @@ impl Worker {
             return;
         }
         worker::close_idle(self);
+    }
+}
+
+/// The books a TLS connection keeps after a run of `pump`: a handshake that completed ends
+/// the connection's handshake timer (the TLS layer counted it); a failure is counted by kind
+/// once the connection is being closed. Returns whether a failure was counted.
+fn tls_books(
+    conn: &mut Conn,
+    session: &Session,
+    verdict: Verdict,
+    now: u64,
+    m: &WorkerMetrics,
+) -> bool {
+    if conn.is_handshaking() && !session.is_handshaking() {
+        conn.handshake_done(now);
+    }
+    match session.failure() {
+        Some(f) if verdict != Verdict::Open => {
+            m.tls_failure(f);
+            true
+        }
+        _ => false,
     }
 }
 

@@ -11,6 +11,7 @@
 pub(crate) mod epoll;
 mod slab;
 mod timers;
+pub(crate) mod tls;
 pub(crate) mod uring;
 pub(crate) mod worker;
 
@@ -31,6 +32,15 @@ pub(crate) trait Io {
     fn sendfile(&mut self, file: &File, offset: u64, len: usize) -> Result<usize, Errno>;
     /// `shutdown(SHUT_WR)`.
     fn shutdown_write(&mut self) -> Result<(), Errno>;
+    /// Sends what `send` only queued. A plain socket queues nothing; the TLS layer
+    /// (`tls::TlsIo`) encrypts in `send` and sends the batch's ciphertext here, once.
+    #[inline]
+    fn flush(&mut self) -> Result<(), Errno> {
+        Ok(())
+    }
+    /// The connection is about to be closed: a last word (TLS close_notify), best effort.
+    #[inline]
+    fn close_notify(&mut self) {}
 }
 
 /// The real socket, for [`pump`] (and the io_uring backend's `sendfile` and shutdown).
@@ -122,12 +132,20 @@ pub(crate) fn pump(
                 Sent::Failed => return Verdict::Reset,
             }
         }
+        match io.flush() {
+            Ok(()) => {}
+            Err(Errno::AGAIN) => return Verdict::Open,
+            Err(_) => return Verdict::Reset,
+        }
         if conn.after_flush(now_ms, ctx) {
             read = false;
             continue;
         }
         match conn.next() {
-            Next::Close => return Verdict::Close,
+            Next::Close => {
+                io.close_notify();
+                return Verdict::Close;
+            }
             Next::ShutdownWrite => {
                 // ENOTCONN here means the peer is already gone: close.
                 if io.shutdown_write().is_err() {

@@ -24,6 +24,18 @@ pub(crate) struct WorkerSetup {
     pub(crate) drain_timeout_ms: u64,
     pub(crate) check_steering: bool,
     pub(crate) close_idle_on_drain: bool,
+    /// Terminate TLS (epoll backend only) on the connections of the listeners marked in
+    /// `tls_listeners` (by index; empty: every listener).
+    pub(crate) tls: Option<Arc<twelve_tls::ServerTls>>,
+    pub(crate) tls_listeners: Vec<bool>,
+}
+
+impl WorkerSetup {
+    /// The TLS configuration for connections accepted on listener `i`, if it speaks TLS.
+    pub(crate) fn tls_for(&self, i: usize) -> Option<&Arc<twelve_tls::ServerTls>> {
+        let on = self.tls_listeners.get(i).copied().unwrap_or(true);
+        self.tls.as_ref().filter(|_| on)
+    }
 }
 
 impl WorkerSetup {

@@ -1,0 +1,309 @@
+//! TLS end to end over loopback: an in-process server with a certificate made at test time,
+//! a blocking client on twelve-tls's client session. Keep-alive, resumption, static files,
+//! bad input counted in /metrics, a stalled handshake as a header timeout, certificate reload.
+//! Always on epoll: TLS runs on the epoll backend only (the io_uring pass refuses it).
+
+mod common;
+
+use common::{TestServer, static_root, test_config};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+use twelve_engine::{Backend, Config, Server, StartError};
+use twelve_tls::testing::Pki;
+use twelve_tls::{ClientOptions, ClientTls, Failure, ServerTls, Session};
+
+fn tls_config(pki: &Pki) -> (Config, Arc<ServerTls>) {
+    let tls = Arc::new(ServerTls::load(&pki.cert, &pki.key).unwrap());
+    let mut c = test_config();
+    c.io = Backend::Epoll;
+    c.tls = Some(Arc::clone(&tls));
+    (c, tls)
+}
+
+fn client(ca: &std::path::Path) -> ClientTls {
+    ClientTls::new(&ClientOptions {
+        cacert: Some(ca.to_owned()),
+        resume: true,
+        ..ClientOptions::default()
+    })
+    .unwrap()
+}
+
+/// A blocking TLS connection for tests.
+struct Conn {
+    sock: TcpStream,
+    tls: Session,
+}
+
+impl Conn {
+    fn open(server: &TestServer, client: &ClientTls) -> Conn {
+        let sock = TcpStream::connect(server.addr).unwrap();
+        sock.set_read_timeout(Some(common::BOUND)).unwrap();
+        let tls = client.session(&ClientTls::server_name("localhost").unwrap());
+        Conn { sock, tls }
+    }
+
+    fn flush(&mut self) {
+        let out = self.tls.outgoing().to_vec();
+        self.tls.sent(out.len());
+        // The server may have closed already (after a fatal alert): not this helper's call.
+        let _ = self.sock.write_all(&out);
+    }
+
+    /// Reads until `done(plaintext so far)` or the end of the stream; returns the plaintext
+    /// or the session's failure.
+    fn read_until(&mut self, done: impl Fn(&[u8]) -> bool) -> Result<Vec<u8>, Failure> {
+        let mut plain = Vec::new();
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            self.flush();
+            self.tls.read_plain(&mut plain, usize::MAX)?;
+            if done(&plain) || self.tls.peer_closed() {
+                return Ok(plain);
+            }
+            let n = self.sock.read(&mut buf).unwrap_or(0);
+            if n == 0 {
+                return Ok(plain);
+            }
+            self.tls.feed(&buf[..n])?;
+        }
+    }
+
+    fn handshake(&mut self) -> Result<(), Failure> {
+        while self.tls.is_handshaking() {
+            self.flush();
+            let mut buf = vec![0; 16 * 1024];
+            let n = self.sock.read(&mut buf).unwrap_or(0);
+            if n == 0 {
+                return Err(self.tls.failure().unwrap_or(Failure::Truncated));
+            }
+            self.tls.feed(&buf[..n])?;
+        }
+        self.flush();
+        Ok(())
+    }
+
+    /// One request; the whole response (headers and a `Content-Length` body).
+    fn get(&mut self, path: &str, close: bool) -> Vec<u8> {
+        let extra = if close { "Connection: close\r\n" } else { "" };
+        let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{extra}\r\n");
+        self.tls.write_plain(req.as_bytes());
+        self.read_until(complete).unwrap()
+    }
+}
+
+/// The end of every test: a fresh TLS connection is answered, and once clients are gone
+/// the server holds no connection's descriptor.
+fn finish(s: &TestServer, pki: &Pki) {
+    let mut c = Conn::open(s, &client(&pki.ca_pem));
+    assert!(
+        c.get("/", true).ends_with(b"root"),
+        "server alive after the test"
+    );
+    drop(c);
+    s.wait_for("every connection closed", |m| m.open_conns == 0);
+    assert_eq!(s.open_conn_fds(), 0);
+}
+
+/// A response is complete once its head and `Content-Length` bytes of body are in.
+fn complete(b: &[u8]) -> bool {
+    let Some(end) = b.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&b[..end]).to_ascii_lowercase();
+    let len = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    b.len() >= end + 4 + len
+}
+
+#[test]
+fn keep_alive_requests_then_close_on_one_handshake() {
+    let pki = Pki::new("e2e-keepalive");
+    let (config, _) = tls_config(&pki);
+    let s = TestServer::start_with(config);
+    let client = client(&pki.ca_pem);
+    let mut c = Conn::open(&s, &client);
+    for _ in 0..3 {
+        let r = c.get("/", false);
+        assert!(r.starts_with(b"HTTP/1.1 200 OK\r\n"), "{r:?}");
+        assert!(r.ends_with(b"root"));
+    }
+    let r = c.get("/", true);
+    assert!(r.starts_with(b"HTTP/1.1 200 OK\r\n"));
+    // The server ends with close_notify, then closes.
+    c.read_until(|_| false).unwrap();
+    assert!(c.tls.peer_closed());
+    let m = s.wait_for("the close", |m| m.open_conns == 0);
+    assert_eq!((m.requests, m.tls_handshakes), (4, 1));
+    assert!(m.tls_failures.is_empty(), "{m:?}");
+    finish(&s, &pki);
+}
+
+#[test]
+fn a_second_connection_resumes_the_first_session() {
+    let pki = Pki::new("e2e-resume");
+    let (config, _) = tls_config(&pki);
+    let s = TestServer::start_with(config);
+    let client = client(&pki.ca_pem);
+    for close in [false, true] {
+        let mut c = Conn::open(&s, &client);
+        // Read the tickets the server sends after the handshake (TLS 1.3) with the response.
+        assert!(c.get("/", close).ends_with(b"root"));
+        drop(c);
+    }
+    let m = s.wait_for("both handshakes", |m| m.tls_handshakes == 2);
+    assert_eq!(m.tls_resumed, 1);
+    finish(&s, &pki);
+}
+
+#[test]
+fn a_static_file_larger_than_the_socket_buffers_arrives_whole() {
+    let pki = Pki::new("e2e-static");
+    let (config, _) = tls_config(&pki);
+    let s = TestServer::start_with(config);
+    let want = std::fs::read(static_root().join("big.bin")).unwrap();
+    let mut c = Conn::open(&s, &client(&pki.ca_pem));
+    let r = c.get("/big.bin", false);
+    let end = r.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert!(r.starts_with(b"HTTP/1.1 200 OK\r\n"));
+    assert!(r[end..] == want[..], "body differs");
+    finish(&s, &pki);
+}
+
+/// Raw bytes to a TLS port: the server closes, counts the failure, and stays up.
+fn bad_bytes(tag: &str, bytes: &[u8], kind: Failure) {
+    let pki = Pki::new(tag);
+    let (config, _) = tls_config(&pki);
+    let s = TestServer::start_with(config);
+    let mut c = s.connect();
+    c.send(bytes);
+    let m = s.wait_for("the failure counted", |m| {
+        m.tls_failures.contains(&(kind.name(), 1)) && m.open_conns == 0
+    });
+    assert_eq!(m.requests, 0);
+    finish(&s, &pki);
+}
+
+#[test]
+fn plaintext_http_to_a_tls_port_is_closed_and_counted() {
+    bad_bytes(
+        "e2e-plain",
+        b"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+        Failure::Plaintext,
+    );
+}
+
+#[test]
+fn a_garbage_record_is_closed_and_counted() {
+    bad_bytes(
+        "e2e-garbage",
+        b"\x15\x03\x03\xff\xff\x00\x00",
+        Failure::BadRecord,
+    );
+}
+
+#[test]
+fn a_truncated_handshake_is_closed_and_counted() {
+    let pki = Pki::new("e2e-trunc");
+    let (config, _) = tls_config(&pki);
+    let s = TestServer::start_with(config);
+    let mut sess = client(&pki.ca_pem).session(&ClientTls::server_name("localhost").unwrap());
+    let hello = sess.outgoing().to_vec();
+    let mut c = s.connect();
+    c.send(&hello[..hello.len() / 2]);
+    c.shutdown_write();
+    s.wait_for("the truncation counted", |m| {
+        m.tls_failures.contains(&("truncated", 1)) && m.open_conns == 0
+    });
+    finish(&s, &pki);
+}
+
+#[test]
+fn a_handshake_that_stalls_is_a_header_timeout() {
+    let pki = Pki::new("e2e-stall");
+    let (mut config, _) = tls_config(&pki);
+    config.timeouts.keep_alive = Duration::from_secs(60);
+    let s = TestServer::start_with(config);
+    let mut sess = client(&pki.ca_pem).session(&ClientTls::server_name("localhost").unwrap());
+    let hello = sess.outgoing().to_vec();
+    let mut c = s.connect();
+    c.send(&hello[..20]);
+    let m = s.wait_for("the header timeout", |m| {
+        m.timeouts[0] == 1 && m.open_conns == 0
+    });
+    assert_eq!(m.responses_by_class[4], 0, "no 408 on a handshake");
+    finish(&s, &pki);
+}
+
+#[test]
+fn reload_serves_the_new_certificate_and_keeps_open_connections() {
+    let pki = Pki::new("e2e-reload-old");
+    let (config, tls) = tls_config(&pki);
+    let s = TestServer::start_with(config);
+    let old_client = client(&pki.ca_pem);
+    let mut open = Conn::open(&s, &old_client);
+    assert!(open.get("/", false).ends_with(b"root"));
+    let fresh = Pki::new("e2e-reload-new");
+    std::fs::copy(&fresh.cert, &pki.cert).unwrap();
+    std::fs::copy(&fresh.key, &pki.key).unwrap();
+    tls.reload().unwrap();
+    // The connection made before the reload goes on.
+    assert!(open.get("/", false).ends_with(b"root"));
+    // New handshakes present the new chain: trusted by the new CA, not by the old one.
+    let no_resume = |ca: &std::path::Path| {
+        ClientTls::new(&ClientOptions {
+            cacert: Some(ca.to_owned()),
+            ..ClientOptions::default()
+        })
+        .unwrap()
+    };
+    let mut c = Conn::open(&s, &no_resume(&fresh.ca_pem));
+    assert_eq!(c.handshake(), Ok(()));
+    let mut c = Conn::open(&s, &no_resume(&pki.ca_pem));
+    assert_eq!(c.handshake(), Err(Failure::CertificateUntrusted));
+    drop((c, open));
+    finish(&s, &fresh);
+}
+
+#[test]
+fn tls_on_the_io_uring_backend_is_refused_by_name() {
+    let pki = Pki::new("e2e-uring");
+    let (mut config, _) = tls_config(&pki);
+    config.io = Backend::Uring;
+    let e = Server::new(config, common::router()).start().err();
+    assert!(matches!(e, Some(StartError::TlsNeedsEpoll)), "{e:?}");
+}
+
+#[test]
+fn tls_per_listener_leaves_the_others_plain() {
+    let pki = Pki::new("e2e-per-listener");
+    let (mut config, _) = tls_config(&pki);
+    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    config.listen = vec![any, any];
+    config.tls_listen = vec![false, true];
+    let s = TestServer::start_with(config);
+    let addrs = s.handle.local_addrs().to_vec();
+    // The first listener speaks plain HTTP.
+    let mut plain = common::Client::connect(addrs[0]);
+    plain.send(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    assert_eq!(plain.response().body, b"root");
+    // The second speaks TLS, and refuses plaintext.
+    let tls_server = TestServer {
+        handle: s.handle,
+        addr: addrs[1],
+    };
+    let mut c = Conn::open(&tls_server, &client(&pki.ca_pem));
+    assert!(c.get("/", false).ends_with(b"root"));
+    drop(c);
+    let mut bad = common::Client::connect(addrs[1]);
+    bad.send(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    tls_server.wait_for("the plaintext failure", |m| {
+        m.tls_failures.contains(&("plaintext", 1)) && m.open_conns == 0
+    });
+    assert_eq!(tls_server.metrics().tls_handshakes, 1);
+}

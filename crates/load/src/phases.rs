@@ -1,0 +1,92 @@
+//! When a new connection's first request passed each phase (connect, TLS handshake, first
+//! response byte, done), kept per connection slot by the dispatch and booked into the
+//! worker's phase histograms (`twelve_report::Phases`) when the first response completes.
+
+/// One slot's marks, in ns on the worker's clock; 0 = not reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Marks {
+    start_ns: u64,
+    connected_ns: u64,
+    tls_ns: u64,
+    first_byte_ns: u64,
+    /// The connection's first response is still to come.
+    pending: bool,
+}
+
+impl Marks {
+    /// A connect starts at `now_ns`.
+    pub(crate) fn start(now_ns: u64) -> Self {
+        Self {
+            start_ns: now_ns,
+            pending: true,
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn connected(&mut self, now_ns: u64) {
+        self.connected_ns = now_ns;
+    }
+
+    pub(crate) fn handshaken(&mut self, now_ns: u64) {
+        if self.pending && self.tls_ns == 0 {
+            self.tls_ns = now_ns;
+        }
+    }
+
+    /// Response bytes arrived.
+    pub(crate) fn bytes(&mut self, now_ns: u64) {
+        if self.pending && self.first_byte_ns == 0 {
+            self.first_byte_ns = now_ns;
+        }
+    }
+
+    /// A response completed: `true` (once) when it is the connection's first.
+    pub(crate) fn first_done(&mut self) -> bool {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Records every phase reached, from the connect's start, into `p`.
+    pub(crate) fn record(&self, p: &mut twelve_report::Phases, done_ns: u64) {
+        let since = |t: u64| t.saturating_sub(self.start_ns);
+        p.connect.saturating_record(since(self.connected_ns));
+        if self.tls_ns > 0 {
+            p.tls.saturating_record(since(self.tls_ns));
+        }
+        p.first_byte
+            .saturating_record(since(self.first_byte_ns.max(self.connected_ns)));
+        p.total.saturating_record(since(done_ns));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_phase_counts_from_the_connect_start_and_only_the_first_response_books() {
+        let mut m = Marks::start(1_000);
+        m.connected(1_100);
+        m.handshaken(1_500);
+        m.bytes(1_900);
+        m.bytes(2_500);
+        assert!(m.first_done());
+        assert!(!m.first_done());
+        let mut p = twelve_report::Phases::default();
+        m.record(&mut p, 2_000);
+        assert_eq!(p.connect.max(), 100);
+        assert_eq!(p.tls.max(), 500);
+        assert_eq!(p.first_byte.max(), 900);
+        assert_eq!(p.total.max(), 1_000);
+    }
+
+    #[test]
+    fn plain_http_records_no_tls_phase() {
+        let mut m = Marks::start(0);
+        m.connected(10);
+        m.bytes(30);
+        let mut p = twelve_report::Phases::default();
+        m.record(&mut p, 40);
+        assert!(p.tls.is_empty());
+        assert_eq!(p.total.len(), 1);
+    }
+}
