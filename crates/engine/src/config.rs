@@ -178,6 +178,13 @@ pub struct Config {
     pub check_steering: bool,
     /// The event loop's kernel interface.
     pub io: Backend,
+    /// This process's generation: 1 at a fresh start, one more at each upgrade or restart
+    /// (docs/restart.md). Shown in `/metrics` as `twelve_generation`.
+    pub generation: u64,
+    /// Name of a response field carrying [`Config::generation`] on every response (e.g.
+    /// `X-Twelve-Generation`), so a client can tell which generation answered; `None` (the
+    /// default): no such field.
+    pub generation_header: Option<String>,
 }
 
 impl Default for Config {
@@ -197,6 +204,8 @@ impl Default for Config {
             write_high_water: 256 * 1024,
             check_steering: false,
             io: Backend::default(),
+            generation: 1,
+            generation_header: None,
         }
     }
 }

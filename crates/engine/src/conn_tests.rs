@@ -4,7 +4,7 @@ use super::*;
 
 /// A context whose router also has the `/metrics` route, registered as the server does.
 pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {
-    let all_metrics = Arc::new(ServerMetrics::new(&[0]));
+    let all_metrics = Arc::new(ServerMetrics::new(&[0], 1));
     let router = crate::metrics_route::add_metrics_route(router, "/metrics", &all_metrics);
     Ctx {
         router: Arc::new(router),

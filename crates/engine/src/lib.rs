@@ -39,6 +39,7 @@ mod config;
 mod conn;
 mod files;
 mod files_route;
+pub mod handover;
 mod metrics;
 mod metrics_route;
 mod pool;

@@ -163,11 +163,12 @@ struct PinnedMetrics {
 #[derive(Debug)]
 pub(crate) struct ServerMetrics {
     workers: Vec<PinnedMetrics>,
+    generation: u64,
 }
 
 impl ServerMetrics {
     /// Zeroed counters for workers on `cpus`, in that order.
-    pub(crate) fn new(cpus: &[usize]) -> Self {
+    pub(crate) fn new(cpus: &[usize], generation: u64) -> Self {
         let workers = cpus
             .iter()
             .map(|&cpu| PinnedMetrics {
@@ -175,7 +176,10 @@ impl ServerMetrics {
                 counters: WorkerMetrics::default(),
             })
             .collect();
-        Self { workers }
+        Self {
+            workers,
+            generation,
+        }
     }
 
     /// Worker `i`'s counters.
@@ -186,7 +190,9 @@ impl ServerMetrics {
 
     /// Sums every worker's counters now (lock-free reads).
     pub(crate) fn snapshot(&self) -> MetricsSnapshot {
-        MetricsSnapshot::collect(self.workers.iter().map(|w| (w.cpu, &w.counters)))
+        let mut s = MetricsSnapshot::collect(self.workers.iter().map(|w| (w.cpu, &w.counters)));
+        s.generation = self.generation;
+        s
     }
 }
 
@@ -222,6 +228,8 @@ pub struct MetricsSnapshot {
     pub parse_errors: Vec<(String, u64)>,
     /// Per worker: (CPU, accepts, requests).
     pub per_worker: Vec<(usize, u64, u64)>,
+    /// The server's generation (`Config::generation`).
+    pub generation: u64,
 }
 
 impl MetricsSnapshot {
@@ -296,6 +304,11 @@ impl MetricsSnapshot {
             "steer_misses_total",
             "Connections accepted off their receiving CPU.",
             self.steer_misses,
+        );
+        let _ = writeln!(
+            out,
+            "# HELP twelve_generation This process's generation (1 at a fresh start, +1 per upgrade).\n# TYPE twelve_generation gauge\ntwelve_generation {}",
+            self.generation
         );
         let _ = writeln!(
             out,

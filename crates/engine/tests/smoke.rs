@@ -422,3 +422,35 @@ fn workers_run_the_backend_asked_for() {
     assert_eq!(server.backends(), &[common::test_io()]);
     assert_eq!(server.io_fallback(), None);
 }
+
+#[test]
+fn generation_header_is_on_every_response_and_in_metrics() {
+    let (server, addr) = start(Config {
+        generation: 7,
+        generation_header: Some("X-Twelve-Generation".to_owned()),
+        ..common::loopback(1)
+    });
+    let mut s = connect(addr);
+    // The fast path (no extra fields) and the general one (metrics has none either, but a
+    // HEAD goes through the same head writer): both carry the line before the blank line.
+    s.write_all(GET).unwrap();
+    let (head, body) = read_response(&mut s);
+    assert!(head.contains("\r\nX-Twelve-Generation: 7\r\n"), "{head}");
+    assert_eq!(body, b"ok");
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let (head, body) = read_response(&mut s);
+    assert!(head.contains("X-Twelve-Generation: 7"), "{head}");
+    let text = String::from_utf8(body).unwrap();
+    assert!(text.contains("\ntwelve_generation 7\n"), "{text}");
+    assert_eq!(server.metrics().generation, 7);
+}
+
+#[test]
+fn no_generation_header_by_default() {
+    let (_server, addr) = start(common::loopback(1));
+    let mut s = connect(addr);
+    s.write_all(GET).unwrap();
+    let (head, _) = read_response(&mut s);
+    assert!(!head.contains("Generation"), "{head}");
+}
