@@ -3,10 +3,14 @@
 
 mod bench;
 mod compare;
+mod control;
 mod doctor;
+mod generation;
 mod load_args;
 mod serve;
+mod successor;
 mod sweep;
+mod upgrade;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -42,6 +46,9 @@ enum Command {
     Sweep(sweep::Args),
     /// Measure two servers in interleaved rounds (A B A B …) and compare them figure by figure.
     Compare(compare::Args),
+    /// Start a running server's next generation (same listeners, zero failed requests) and
+    /// drain the old one.
+    Upgrade(upgrade::Args),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +59,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Upgrade(args) => upgrade::run(args),
     };
     match result {
         Ok(code) => code,

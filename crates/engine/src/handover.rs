@@ -101,10 +101,7 @@ impl Channel {
     /// Waits up to `timeout` (`None`: for ever) for the next message.
     pub fn recv(&self, timeout: Option<Duration>) -> io::Result<Message> {
         if let Some(t) = timeout {
-            let ts = rustix::event::Timespec {
-                tv_sec: i64::try_from(t.as_secs()).unwrap_or(i64::MAX),
-                tv_nsec: i64::from(t.subsec_nanos()),
-            };
+            let ts = timespec(t);
             let mut fds = [rustix::event::PollFd::new(
                 &self.0,
                 rustix::event::PollFlags::IN,
@@ -180,6 +177,28 @@ impl Channel {
     }
 }
 
+/// Waits up to `timeout` for `fd` to become readable (a listener: a connection is queued);
+/// `false` when the time ran out or a signal interrupted the wait.
+pub fn wait_readable(fd: BorrowedFd<'_>, timeout: Duration) -> io::Result<bool> {
+    let ts = timespec(timeout);
+    let mut fds = [rustix::event::PollFd::new(
+        &fd,
+        rustix::event::PollFlags::IN,
+    )];
+    match rustix::event::poll(&mut fds, Some(&ts)) {
+        Ok(n) => Ok(n > 0),
+        Err(rustix::io::Errno::INTR) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn timespec(t: Duration) -> rustix::event::Timespec {
+    rustix::event::Timespec {
+        tv_sec: i64::try_from(t.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(t.subsec_nanos()),
+    }
+}
+
 /// The name of the listener of the worker on `cpu` for the `addr_index`-th address.
 pub fn listener_name(addr_index: usize, cpu: usize) -> String {
     if addr_index == 0 {
@@ -202,9 +221,11 @@ pub fn name_listeners(cpus: &[usize], listeners: Vec<Vec<OwnedFd>>) -> Vec<(Stri
     named
 }
 
-/// Checks that `fd` is a listening, `SO_REUSEPORT` TCP socket on `want` (any port when
-/// `want`'s port is 0, as a test's ephemeral port is), and returns its address.
-pub fn validate(fd: BorrowedFd<'_>, want: SocketAddr) -> io::Result<SocketAddr> {
+/// Checks that `fd` is a listening TCP socket on `want` (any port when `want`'s port is 0, as
+/// a test's ephemeral port is), with `SO_REUSEPORT` when `shared` (more than one worker
+/// listens on the address; one worker's socket may come without it, from
+/// `systemd-socket-activate` for instance), and returns its address.
+pub fn validate(fd: BorrowedFd<'_>, want: SocketAddr, shared: bool) -> io::Result<SocketAddr> {
     let bad = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
     if rustix::net::sockopt::socket_type(fd)? != SocketType::STREAM {
         return Err(bad("not a stream socket".into()));
@@ -212,7 +233,7 @@ pub fn validate(fd: BorrowedFd<'_>, want: SocketAddr) -> io::Result<SocketAddr> 
     if !rustix::net::sockopt::socket_acceptconn(fd)? {
         return Err(bad("not listening".into()));
     }
-    if !rustix::net::sockopt::socket_reuseport(fd)? {
+    if shared && !rustix::net::sockopt::socket_reuseport(fd)? {
         return Err(bad("SO_REUSEPORT is off".into()));
     }
     let addr = twelve_sys::net::local_addr(fd)?;
@@ -236,6 +257,21 @@ pub struct Mapped {
     pub others: Vec<(String, OwnedFd)>,
 }
 
+/// Checks that `fd` is a listening Unix stream socket (the control socket).
+pub fn validate_control(fd: BorrowedFd<'_>) -> io::Result<()> {
+    let ok = rustix::net::sockopt::socket_type(fd)? == SocketType::STREAM
+        && rustix::net::sockopt::socket_acceptconn(fd)?
+        && rustix::net::sockopt::socket_domain(fd)? == AddressFamily::UNIX;
+    if ok {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a listening Unix stream socket",
+        ))
+    }
+}
+
 /// Maps named listeners to workers by the names of [`listener_name`], validating each.
 /// A missing name or an invalid socket is an error that says which name.
 pub fn by_worker(
@@ -252,7 +288,8 @@ pub fn by_worker(
         for (i, &cpu) in cpus.iter().enumerate() {
             for (j, &want) in listen.iter().enumerate() {
                 if name == listener_name(j, cpu) {
-                    validate(fd.as_fd(), want).map_err(|e| format!("listener {name}: {e}"))?;
+                    validate(fd.as_fd(), want, cpus.len() > 1)
+                        .map_err(|e| format!("listener {name}: {e}"))?;
                     if slots[i][j].replace(fd).is_some() {
                         return Err(format!("listener {name} given twice"));
                     }
