@@ -8,7 +8,7 @@ use crate::successor::{self, Recipe};
 use anyhow::{Context, bail};
 use sd_notify::NotifyState;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -27,7 +27,9 @@ pub(crate) struct Plan {
 
 /// What ended the serving phase.
 enum End {
-    Upgraded(successor::Ready),
+    /// The successor is ready; the control client that asked, if one did, is answered once
+    /// this generation has begun its drain.
+    Upgraded(successor::Ready, Option<UnixStream>),
     Signal(i32),
 }
 
@@ -61,18 +63,27 @@ pub(crate) fn run(mut config: Config, router: Router, plan: &Plan) -> anyhow::Re
     let events = control::start(signals, control.as_ref())?;
     let generation = config.generation;
     let end = serve(&handle, &events, plan, generation, control.as_ref());
-    match &end {
-        End::Upgraded(r) => eprintln!(
-            "twelve serve: generation {} (pid {}) is ready; generation {generation} drains",
-            r.generation, r.pid
-        ),
+    let successor = match end {
+        End::Upgraded(r, asked) => {
+            handle.shutdown();
+            eprintln!(
+                "twelve serve: generation {} (pid {}) is ready; generation {generation} drains",
+                r.generation, r.pid
+            );
+            if let Some(mut c) = asked {
+                let answer = format!("ready generation={} pid={}", r.generation, r.pid);
+                control::reply(&mut c, &answer);
+            }
+            Some((r.generation, r.pid))
+        }
         End::Signal(sig) => {
             let _ = sd_notify::notify(&[NotifyState::Stopping]);
             eprintln!("twelve serve: signal {sig}, draining (--drain-timeout)");
+            handle.shutdown();
+            None
         }
-    }
-    handle.shutdown();
-    control::answer_while_draining(events.rx, generation, end_successor(&end));
+    };
+    control::answer_while_draining(events.rx, generation, successor);
     let last = handle.metrics();
     handle.join();
     eprintln!(
@@ -86,13 +97,6 @@ pub(crate) fn run(mut config: Config, router: Router, plan: &Plan) -> anyhow::Re
         last.responses_by_class[5]
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn end_successor(end: &End) -> Option<(u64, u32)> {
-    match end {
-        End::Upgraded(r) => Some((r.generation, r.pid)),
-        End::Signal(_) => None,
-    }
 }
 
 /// Takes the listeners and starts the engine on them; returns it with the control socket.
@@ -195,15 +199,7 @@ fn serve(
             continue;
         }
         match upgrade(handle, plan, generation, control, events) {
-            Ok(ready) => {
-                if let Some(mut c) = reply_to {
-                    control::reply(
-                        &mut c,
-                        &format!("ready generation={} pid={}", ready.generation, ready.pid),
-                    );
-                }
-                return End::Upgraded(ready);
-            }
+            Ok(ready) => return End::Upgraded(ready, reply_to),
             Err(why) => {
                 eprintln!(
                     "twelve serve: upgrade failed; generation {generation} carries on: {why}"

@@ -128,6 +128,9 @@ impl Channel {
                 RecvFlags::CMSG_CLOEXEC,
             ) {
                 Err(rustix::io::Errno::INTR) => {}
+                // A peer that exits with our messages unread resets the pair: it is gone,
+                // as with an orderly close.
+                Err(rustix::io::Errno::CONNRESET) => return Ok(Message::Closed),
                 other => break other?,
             }
         };
