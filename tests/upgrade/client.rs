@@ -45,6 +45,16 @@ impl Tally {
         *self.counts.lock().unwrap().entry(outcome).or_default() += 1;
     }
 
+    /// Requests that ended in `outcome`.
+    pub fn count(&self, outcome: Outcome) -> u64 {
+        self.counts
+            .lock()
+            .unwrap()
+            .get(&outcome)
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Requests that did not end in `Ok`.
     pub fn failed(&self) -> u64 {
         self.counts
