@@ -306,6 +306,7 @@ fn a_file_streaming_across_an_upgrade_completes() {
     let (status, _, got) = download.join().unwrap();
     assert_eq!((status, got), (200, size));
     serve.stop();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -404,5 +405,84 @@ fn negative_control_fresh_listeners_without_migrate_req_reset_the_queue() {
         eprintln!("fresh listeners, tcp_migrate_req={migrate}: {resets} reset, {served} served");
         assert_eq!(resets > 0, expect_resets, "tcp_migrate_req={migrate}");
         assert_eq!(resets + served, 16);
+    }
+}
+
+/// nginx's binary upgrade (USR2, then QUIT to the old master) in the same harness: a
+/// measurement beside twelve's, not a pass/fail (bench/upgrade.sh runs it and records both).
+#[test]
+#[ignore = "a measurement of nginx for bench/upgrade.sh"]
+fn nginx_usr2_quit_upgrades_under_load() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let nginx = Path::new("/usr/sbin/nginx");
+    if !nginx.exists() {
+        skip::skip_or_fail("no /usr/sbin/nginx (Debian package nginx)");
+        return;
+    }
+    let Some(ns) = namespace(0) else { return };
+    let dir = scratch_dir("nginx");
+    let conf = dir.join("nginx.conf");
+    let d = dir.display();
+    std::fs::write(
+        &conf,
+        format!(
+            "daemon on;\nmaster_process on;\nworker_processes 2;\npid {d}/nginx.pid;\n\
+             error_log {d}/error.log;\nevents {{ worker_connections 4096; }}\n\
+             http {{ access_log off; client_body_temp_path {d}; proxy_temp_path {d};\n\
+             fastcgi_temp_path {d}; uwsgi_temp_path {d}; scgi_temp_path {d};\n\
+             server {{ listen {addr}; location = /plaintext {{ return 200 \"Hello, World!\"; }} }} }}\n",
+            addr = server::ADDR
+        ),
+    )
+    .unwrap();
+    let pidfile = dir.join("nginx.pid");
+    let mut first = ns
+        .command(nginx.to_str().unwrap())
+        .args(["-p", &d.to_string(), "-c", conf.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let master = || -> Option<u32> { std::fs::read_to_string(&pidfile).ok()?.trim().parse().ok() };
+    await_file(|| master().is_some());
+    let before = ns.counters();
+    let load = Load::start(addr(), KEEP_ALIVE, PER_REQUEST, ns.enterer());
+    await_ok(&load.tally, 50);
+    let mut rng = Rng::new();
+    let n = upgrade_count();
+    let mut exits = Vec::new();
+    for _ in 0..n {
+        let old = master().unwrap();
+        server::signal(old, "USR2");
+        // (With `daemon on`: nginx refuses USR2 in a master whose parent is the one it started
+        // with.) The new master writes nginx.pid once its listeners and workers are set up.
+        await_file(|| master().is_some_and(|p| p != old));
+        server::signal(old, "QUIT");
+        // nginx ignores USR2 while an old master still lives ("the changing binary signal is
+        // ignored"), so the next upgrade waits for this drain: no back-to-back upgrades.
+        exits.push((old, server::wait_exit(old, Duration::from_secs(30))));
+        std::thread::sleep(rng.below_ms(1000));
+    }
+    await_ok(&load.tally, 50);
+    let tally = load.stop();
+    let deltas = netns::deltas(&before, &ns.counters());
+    let last = master().unwrap();
+    server::signal(last, "QUIT");
+    let _ = first.wait();
+    server::wait_exit(last, Duration::from_secs(30));
+    let gone = exits.iter().filter(|(_, t)| t.is_some()).count();
+    eprintln!(
+        "nginx, {n} USR2+QUIT upgrades: {} | old masters exited {gone}/{n} | netns {deltas:?}",
+        tally.summary()
+    );
+}
+
+/// Waits for a condition on files another process writes (bounded; an event by polling).
+fn await_file(done: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !done() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "nginx did not write its pid file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
