@@ -111,7 +111,9 @@ fn start(
             p.recv_listeners(HANDOVER_WAIT)
                 .context("receiving the listeners from the previous generation")?,
         ),
-        None => control::systemd_listeners()?,
+        None => control::systemd_listeners()?
+            .map(|named| crate::activation::per_cpu(named, config))
+            .transpose()?,
     };
     let Some(named) = named else {
         let handle = Server::new(config.clone(), router).start()?;

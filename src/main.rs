@@ -1,6 +1,7 @@
 //! The `twelve` command: parses the command line and hands each subcommand to its module.
 #![forbid(unsafe_code)]
 
+mod activation;
 mod bench;
 mod compare;
 mod control;
