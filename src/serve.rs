@@ -45,6 +45,11 @@ pub struct Args {
     /// Seconds a request body may pause between reads (then 408).
     #[arg(long, value_name = "SECS", default_value = "10")]
     body_timeout: f64,
+    /// Least average request-body rate in bytes per second (0: none): a body must be complete
+    /// within --body-timeout plus one second per this many bytes received (Apache's
+    /// mod_reqtimeout MinRate), else 408. Counted as twelve_timeouts_total{kind="body_rate"}.
+    #[arg(long, value_name = "BYTES_PER_S", default_value_t = Timeouts::default().body_min_rate_per_s)]
+    body_min_rate: u64,
     /// Seconds an idle keep-alive connection is kept (then closed silently).
     #[arg(long, value_name = "SECS", default_value = "60")]
     keep_alive_timeout: f64,
@@ -189,6 +194,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         keep_alive: secs("--keep-alive-timeout", args.keep_alive_timeout)?,
         send: secs("--send-timeout", args.send_timeout)?,
         linger: secs("--linger-timeout", args.linger_timeout)?,
+        body_min_rate_per_s: args.body_min_rate,
     };
     if let Some(root) = &args.root
         && !root.is_dir()

@@ -48,9 +48,18 @@ pub(crate) enum TimeoutKind {
     KeepAlive = 2,
     Send = 3,
     Linger = 4,
+    /// The request body arrived slower than `Timeouts::body_min_rate_per_s` on average.
+    BodyRate = 5,
 }
 
-const TIMEOUT_NAMES: [&str; 5] = ["header", "body", "keep_alive", "send", "linger"];
+const TIMEOUT_NAMES: [&str; 6] = [
+    "header",
+    "body",
+    "keep_alive",
+    "send",
+    "linger",
+    "body_rate",
+];
 
 /// One counter per parse error, indexed by `ParseError::index`, and a last slot, "Other", in
 /// case a variant added to the (non-exhaustive) enum is ever indexed past `ParseError::COUNT`.
@@ -71,7 +80,7 @@ pub(crate) struct WorkerMetrics {
     pub(crate) emfile_pauses: Counter,
     pub(crate) max_conns_pauses: Counter,
     pub(crate) steer_misses: Counter,
-    pub(crate) timeouts: [Counter; 5],
+    pub(crate) timeouts: [Counter; 6],
     pub(crate) parse_errors: [Counter; PARSE_SLOTS],
 }
 
@@ -222,8 +231,8 @@ pub struct MetricsSnapshot {
     /// Accepted connections whose receiving CPU was not the worker's (only counted with
     /// `Config::check_steering`).
     pub steer_misses: u64,
-    /// Timeouts by kind: header, body, keep_alive, send, linger.
-    pub timeouts: [u64; 5],
+    /// Timeouts by kind: header, body, keep_alive, send, linger, body_rate.
+    pub timeouts: [u64; 6],
     /// Parse errors by kind (`ParseError`'s `Debug` name), only those seen.
     pub parse_errors: Vec<(String, u64)>,
     /// Per worker: (CPU, accepts, requests).
@@ -391,7 +400,7 @@ mod tests {
         assert_eq!(s.requests, 4);
         assert_eq!(s.responses_by_class, [0, 0, 1, 0, 1, 0]);
         assert_eq!(s.parse_errors, vec![("BareLf".to_owned(), 1)]);
-        assert_eq!(s.timeouts, [0, 0, 0, 1, 0]);
+        assert_eq!(s.timeouts, [0, 0, 0, 1, 0, 0]);
         assert_eq!(s.per_worker, vec![(0, 0, 3), (1, 0, 1)]);
     }
 

@@ -454,3 +454,40 @@ fn no_generation_header_by_default() {
     let (head, _) = read_response(&mut s);
     assert!(!head.contains("Generation"), "{head}");
 }
+
+#[test]
+fn a_body_trickled_below_the_minimum_rate_gets_408_and_is_counted() {
+    let (server, addr) = start(Config {
+        timeouts: Timeouts {
+            body_idle: Duration::from_secs(2),
+            body_min_rate_per_s: 1000,
+            ..Timeouts::default()
+        },
+        ..common::loopback(1)
+    });
+    let mut slow = connect(addr);
+    slow.write_all(b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1000\r\n\r\n")
+        .unwrap();
+    // One byte per 100 ms never lets the 2 s idle timer expire; at 10 B/s the body earns
+    // 10 ms a second, so the whole-body deadline (2 s after its start, plus what it earned)
+    // ends it. The client's pace, not a wait for the server.
+    slow.set_nonblocking(true).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    for _ in 0..100 {
+        if slow.write_all(b"a").is_err() {
+            break;
+        }
+        match slow.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                got.extend_from_slice(&buf[..n]);
+                break;
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    let head = String::from_utf8_lossy(&got);
+    assert!(head.starts_with("HTTP/1.1 408 "), "{head}");
+    assert_eq!(server.metrics().timeouts[5], 1, "counted as body_rate");
+}
