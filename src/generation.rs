@@ -160,9 +160,10 @@ fn announce(handle: &ServerHandle, config: &Config) {
     }
     // Several listeners per address: one that closes outside a handover (a crashed
     // successor that had taken them, a blue/green start with fresh listeners) resets what is
-    // queued on it unless the kernel migrates it (docs/kernel-facts.md).
+    // queued on it unless the kernel migrates it (docs/kernel-facts.md). Said once, by the
+    // first generation: its successors run in the same namespace.
     let migrate = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_migrate_req");
-    if handle.cpus().len() > 1 && migrate.is_ok_and(|v| v.trim() == "0") {
+    if config.generation == 1 && handle.cpus().len() > 1 && migrate.is_ok_and(|v| v.trim() == "0") {
         eprintln!(
             "twelve serve: net.ipv4.tcp_migrate_req is 0: a per-CPU listener closed outside a handover resets its queued connections (see twelve doctor)"
         );

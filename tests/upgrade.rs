@@ -198,6 +198,22 @@ fn upgrades_under_load_fail_no_request() {
 }
 
 #[test]
+fn upgrades_on_the_io_uring_backend_fail_no_request() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled");
+    if disabled.as_deref().map(str::trim).unwrap_or("0") != "0" {
+        skip::skip_or_fail("io_uring is disabled on this kernel");
+        return;
+    }
+    let Some(ns) = namespace(0) else { return };
+    let dir = scratch_dir("uring");
+    let serve = Serve::start(&ns, &dir, &binary(), &["--io", "uring"]);
+    let run = upgrade_loop(&ns, &serve, 5, 1000);
+    serve.stop();
+    run.assert_clean("twelve --io uring, 5 upgrades");
+}
+
+#[test]
 fn back_to_back_upgrades_fail_no_request() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
