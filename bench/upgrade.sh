@@ -13,8 +13,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-upgrade}
 N=${N:-100}
 PROFILE=${PROFILE:-dev}
-mkdir -p "$OUT"
 cd "$ROOT"
+# Before anything is written into OUT, which may be inside the tree.
+COMMIT="$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (dirty)')"
+mkdir -p "$OUT"
 release=()
 [ "$PROFILE" = release ] && release=(--release)
 cargo build -q "${release[@]}" --tests --test upgrade
@@ -24,7 +26,7 @@ BIN=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_director
   echo
   echo "- date: $(date -u +%FT%TZ)"
   echo "- twelve: $("$BIN" --version) (cargo profile $PROFILE)"
-  echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (dirty)')"
+  echo "- commit: $COMMIT"
   echo "- nginx: $(/usr/sbin/nginx -v 2>&1)"
   echo "- kernel: $(uname -r); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs"
   echo "- command: N=$N PROFILE=$PROFILE bench/upgrade.sh"
@@ -36,7 +38,7 @@ TWELVE_UPGRADE_N=$N cargo test -q "${release[@]}" --test upgrade -- \
 # The one-line results of every scenario, twelve's and nginx's side by side.
 # (libtest's -q prints a dot per test at the start of the next line: dropped.)
 sed 's/^\.*//' "$OUT/log.txt" |
-  grep -E '^(twelve,|nginx,|negative control|fresh listeners|SIGTERM under load|upgrade intervals|test )' \
+  grep -E '^(twelve,|twelve --io|nginx,|negative control|fresh listeners|SIGTERM under load|upgrade intervals|test )' \
   > "$OUT/summary.txt" || true
 cat "$OUT/summary.txt"
 exit "${status:-0}"
