@@ -151,10 +151,16 @@ fn readiness_reloading_mainpid_and_stopping_reach_the_notify_socket() {
         String::from_utf8_lossy(&buf[..n]).into_owned()
     };
     assert_eq!(next(), format!("MAINPID={}\nREADY=1\n", child.id()));
-    let mut c = std::os::unix::net::UnixStream::connect(&control).unwrap();
-    writeln!(c, "upgrade").unwrap();
-    let mut answer = String::new();
-    BufReader::new(&c).read_line(&mut answer).unwrap();
+    // Through the CLI this time: it prints the answer and exits 0 once the new generation is
+    // ready.
+    let out = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["upgrade", "--control"])
+        .arg(&control)
+        .output()
+        .unwrap();
+    let answer = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{answer}");
+    assert!(answer.starts_with("ready generation=2 pid="), "{answer}");
     let new_pid: u32 = answer
         .trim()
         .rsplit("pid=")
@@ -176,4 +182,15 @@ fn readiness_reloading_mainpid_and_stopping_reach_the_notify_socket() {
     assert_eq!(next(), "STOPPING=1\n");
     let _ = child.wait();
     let _ = std::fs::remove_file(&notify);
+}
+
+#[test]
+fn upgrade_without_a_server_names_the_control_socket_and_exits_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["upgrade", "--control", "/nonexistent/twelve.sock"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--control /nonexistent/twelve.sock"), "{err}");
 }
