@@ -214,6 +214,37 @@ fn upgrades_on_the_io_uring_backend_fail_no_request() {
 }
 
 #[test]
+fn sigusr2_through_twelve_upgrade_pid_starts_the_next_generation() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(ns) = namespace(0) else { return };
+    let dir = scratch_dir("usr2");
+    let serve = Serve::start(&ns, &dir, &binary(), &[]);
+    let out = std::process::Command::new(binary())
+        .args(["upgrade", "--pid", &serve.pid().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // No answer comes back through a signal: the new generation's line is the event.
+    serve.await_line("generation 2)");
+    // Until generation 1 has handed the control socket over, it may answer (and refuses
+    // while it drains); each try is one round trip, bounded.
+    let mut tries = 0;
+    loop {
+        let status = serve.command("status");
+        if status.starts_with("serving generation=2 ") {
+            break;
+        }
+        assert!(
+            status.starts_with("serving generation=1 ") || status.starts_with("refused:"),
+            "{status}"
+        );
+        tries += 1;
+        assert!(tries < 1000, "generation 2 never took the control socket");
+    }
+    serve.stop();
+}
+
+#[test]
 fn back_to_back_upgrades_fail_no_request() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
