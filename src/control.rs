@@ -26,6 +26,8 @@ pub(crate) enum Event {
     Signal(i32),
     /// A control connection, its command not read yet.
     Control(UnixStream),
+    /// Every worker has drained and exited; their last counters.
+    Drained(Box<twelve_engine::MetricsSnapshot>),
 }
 
 /// A command read from a control connection.
@@ -42,6 +44,7 @@ pub(crate) enum Control {
 /// The event threads of a generation.
 pub(crate) struct Events {
     pub(crate) rx: Receiver<Event>,
+    tx: Sender<Event>,
     stop: Arc<AtomicBool>,
     control: std::sync::Mutex<Option<JoinHandle<()>>>,
 }
@@ -77,6 +80,7 @@ pub(crate) fn start(
 ) -> anyhow::Result<Events> {
     let (tx, rx) = std::sync::mpsc::channel();
     let to_main = tx.clone();
+    let keep = tx.clone();
     std::thread::Builder::new()
         .name("twelve-signals".into())
         .spawn(move || {
@@ -103,6 +107,7 @@ pub(crate) fn start(
     };
     Ok(Events {
         rx,
+        tx: keep,
         stop,
         control: std::sync::Mutex::new(thread),
     })
@@ -165,42 +170,52 @@ pub(crate) fn reply(conn: &mut UnixStream, text: &str) {
     let _ = writeln!(conn, "{text}");
 }
 
-/// While the workers drain: every control connection and SIGUSR2 is refused with the
-/// reason; a first SIGTERM/SIGINT changes nothing (already draining: a Ctrl-C that reached
-/// the whole process group must not cut the drain short), a second exits at once.
-pub(crate) fn answer_while_draining(
-    rx: Receiver<Event>,
+/// Drains: waits for the workers (on a thread of their own) while answering whatever
+/// arrives meanwhile: every control connection and SIGUSR2 is refused with the reason; a
+/// first SIGTERM/SIGINT after an upgrade changes nothing (a Ctrl-C that reached the whole
+/// process group must not cut the drain short), any later one exits at once. Events queued
+/// before the workers finished are all answered before this returns the last counters.
+pub(crate) fn drain(
+    events: Events,
+    handle: twelve_engine::ServerHandle,
     generation: u64,
     successor: Option<(u64, u32)>,
-) {
+) -> twelve_engine::MetricsSnapshot {
+    // No new control connection from now on: after an upgrade the successor has the
+    // socket; at a stop, clients are refused when it closes, not left without an answer.
+    events.stop_control();
     let why = match successor {
         Some((g, pid)) => format!(
             "refused: generation {generation} is draining; generation {g} (pid {pid}) serves now"
         ),
         None => format!("refused: generation {generation} is shutting down"),
     };
-    let stop_signals = u8::from(successor.is_none());
+    let tx = events.tx.clone();
     std::thread::spawn(move || {
-        let mut stops = stop_signals;
-        while let Ok(event) = rx.recv() {
-            match event {
-                Event::Control(mut conn) => {
-                    let _ = read_command(&mut conn);
-                    reply(&mut conn, &why);
-                }
-                Event::Signal(sig) if sig == signal_hook::consts::SIGUSR2 => {
-                    eprintln!("twelve serve: SIGUSR2 {why}");
-                }
-                Event::Signal(sig) => {
-                    stops += 1;
-                    if stops >= 2 {
-                        eprintln!("twelve serve: signal {sig} again, exiting without draining");
-                        std::process::exit(128 + sig);
-                    }
+        let _ = tx.send(Event::Drained(Box::new(handle.join_with_metrics())));
+    });
+    let mut stops = u8::from(successor.is_none());
+    loop {
+        match events.rx.recv() {
+            Ok(Event::Drained(last)) => return *last,
+            Ok(Event::Control(mut conn)) => {
+                let _ = read_command(&mut conn);
+                reply(&mut conn, &why);
+            }
+            Ok(Event::Signal(sig)) if sig == signal_hook::consts::SIGUSR2 => {
+                eprintln!("twelve serve: SIGUSR2 {why}");
+            }
+            Ok(Event::Signal(sig)) => {
+                stops += 1;
+                if stops >= 2 {
+                    eprintln!("twelve serve: signal {sig} again, exiting without draining");
+                    std::process::exit(128 + sig);
                 }
             }
+            // Cannot happen while the drain thread holds its sender; nothing to report then.
+            Err(_) => return twelve_engine::MetricsSnapshot::default(),
         }
-    });
+    }
 }
 
 /// The listeners systemd passed (`LISTEN_FDS`, `LISTEN_PID`, `LISTEN_FDNAMES`), if this

@@ -83,9 +83,7 @@ pub(crate) fn run(mut config: Config, router: Router, plan: &Plan) -> anyhow::Re
             None
         }
     };
-    control::answer_while_draining(events.rx, generation, successor);
-    let last = handle.metrics();
-    handle.join();
+    let last = control::drain(events, handle, generation, successor);
     eprintln!(
         "twelve serve: generation {generation} exits: {} requests, {} accepts, {} closes, {} resets, 2xx {} 4xx {} 5xx {}",
         last.requests,
@@ -183,6 +181,8 @@ fn serve(
         let (asked, reply_to) = match event {
             Event::Signal(sig) if sig == signal_hook::consts::SIGUSR2 => (true, None),
             Event::Signal(sig) => return End::Signal(sig),
+            // Only sent once a drain has begun, which ends this loop first.
+            Event::Drained(_) => (false, None),
             Event::Control(mut conn) => match control::read_command(&mut conn) {
                 Control::Upgrade => (true, Some(conn)),
                 Control::Status => {

@@ -568,6 +568,13 @@ impl ServerHandle {
         Ok(self)
     }
 
+    /// Like [`ServerHandle::join`], then sums the counters: the final figures of the drain.
+    pub fn join_with_metrics(self) -> MetricsSnapshot {
+        let metrics = self.metrics.clone();
+        self.join();
+        metrics.snapshot()
+    }
+
     /// Waits for every worker to exit (after [`ServerHandle::shutdown`], or forever).
     pub fn join(mut self) {
         for t in self.threads.drain(..) {
