@@ -1,11 +1,14 @@
 //! The `twelve` command: parses the command line and hands each subcommand to its module.
 #![forbid(unsafe_code)]
 
+mod activation;
 mod barrier;
 mod bench;
 mod compare;
+mod control;
 mod doctor;
 mod flame;
+mod generation;
 mod k8s;
 mod limits;
 mod live;
@@ -18,7 +21,9 @@ mod serve;
 mod serve_tls;
 mod server_cpu;
 mod shard;
+mod successor;
 mod sweep;
+mod upgrade;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -57,6 +62,9 @@ enum Command {
     /// Merge the shards of a run split across load generators (`bench --shard I/N --json`)
     /// into one report: histograms added exactly, counts summed, SLOs judged again.
     Merge(merge::Args),
+    /// Start a running server's next generation (same listeners, zero failed requests) and
+    /// drain the old one.
+    Upgrade(upgrade::Args),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +76,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Upgrade(args) => upgrade::run(args),
     };
     match result {
         Ok(code) => code,

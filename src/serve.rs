@@ -1,13 +1,13 @@
-//! `twelve serve`: command-line flags and the glue to twelve-engine (start the TechEmpower
-//! endpoints of `twelve_engine::apps::techempower`, print the listeners, wait for
-//! SIGTERM/SIGINT, drain).
+//! `twelve serve`: command-line flags and the glue to twelve-engine (the TechEmpower
+//! endpoints of `twelve_engine::apps::techempower`); a generation's life (listeners, ready,
+//! upgrade, drain) is `crate::generation`'s.
 use anyhow::{Context, bail};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use twelve_engine::apps::techempower;
-use twelve_engine::{Backend, Config, Limits, Server, StartError, Steer, Timeouts};
+use twelve_engine::{Backend, Config, Limits, StartError, Steer, Timeouts};
 
 /// Flags of `twelve serve`.
 #[derive(clap::Args, Debug)]
@@ -44,6 +44,11 @@ pub struct Args {
     /// Seconds a request body may pause between reads (then 408).
     #[arg(long, value_name = "SECS", default_value = "10")]
     body_timeout: f64,
+    /// Least average request-body rate in bytes per second (0: none): a body must be complete
+    /// within --body-timeout plus one second per this many bytes received (Apache's
+    /// mod_reqtimeout MinRate), else 408. Counted as twelve_timeouts_total{kind="body_rate"}.
+    #[arg(long, value_name = "BYTES_PER_S", default_value_t = Timeouts::default().body_min_rate_per_s)]
+    body_min_rate: u64,
     /// Seconds an idle keep-alive connection is kept (then closed silently).
     #[arg(long, value_name = "SECS", default_value = "60")]
     keep_alive_timeout: f64,
@@ -54,9 +59,27 @@ pub struct Args {
     /// input may follow it: after an error or a timeout, or with bytes left unread.
     #[arg(long, value_name = "SECS", default_value = "2")]
     linger_timeout: f64,
-    /// Seconds to finish in-flight requests after SIGTERM/SIGINT before closing the rest.
+    /// Seconds to finish in-flight requests after SIGTERM/SIGINT or an upgrade before closing
+    /// the rest (hard deadline). Idle keep-alive connections are kept until their next
+    /// request, answered with `Connection: close`, or this deadline.
     #[arg(long, value_name = "SECS", default_value = "10")]
     drain_timeout: f64,
+    /// Seconds a new generation (SIGUSR2, `twelve upgrade`) has to report ready; then it is
+    /// killed and this one carries on serving.
+    #[arg(long, value_name = "SECS", default_value = "10")]
+    upgrade_timeout: f64,
+    /// Binary an upgrade executes, with the same arguments (default: this binary's path as
+    /// resolved at start). Replace the file at the path, then upgrade.
+    #[arg(long, value_name = "PATH")]
+    binary: Option<PathBuf>,
+    /// Unix socket for `twelve upgrade --control` (commands: upgrade, restart, status; the
+    /// answer comes once the new generation is ready, or says why it failed).
+    #[arg(long, value_name = "PATH")]
+    control: Option<PathBuf>,
+    /// Add `X-Twelve-Generation: <n>` to every response (the generation is always in
+    /// /metrics as twelve_generation).
+    #[arg(long)]
+    generation_header: bool,
     /// Longest request-line in bytes (longer: 414).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.request_line_bytes)]
     max_request_line: usize,
@@ -92,48 +115,24 @@ pub struct Args {
 /// Runs `twelve serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = config(&args)?;
-    // Before the workers start: the handlers need a descriptor of their own (signal-hook's
-    // self-pipe), and once the listening line is out a flood of clients may take every
-    // descriptor under a low `ulimit -n`, which once made a serve that was already answering
-    // exit here with EMFILE (tests/serve_limits.rs caught it, one run in ten under load).
-    let mut signals = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-    ])
-    .context("installing the SIGTERM/SIGINT handlers")?;
-    crate::serve_tls::reload_on_sighup(config.tls.as_ref())?;
-    if config.tls.is_some() {
-        eprintln!("twelve serve: {}", crate::serve_tls::ktls_line());
-    }
-    let handle = Server::new(config.clone(), techempower::router())
-        .start()
-        .map_err(|e| start_error(e, &config))?;
-    if let Some(why) = handle.io_fallback() {
-        eprintln!("twelve serve: --io auto: {why}; using epoll");
-    }
-    let io = io_summary(handle.backends());
-    for (i, addr) in handle.local_addrs().iter().enumerate() {
-        println!(
-            "twelve serve: listening on {}://{addr} ({} workers on CPUs {}, steer {}, io {io})",
-            crate::serve_tls::scheme(&config, i),
-            handle.cpus().len(),
-            config.cpus,
-            config.steer
-        );
-    }
-    if let Some(sig) = signals.forever().next() {
-        eprintln!("twelve serve: signal {sig}, draining (--drain-timeout)");
-    }
-    handle.shutdown();
-    // A second signal during the drain stops at once (exit status 128 + signal).
-    std::thread::spawn(move || {
-        if let Some(sig) = signals.forever().next() {
-            eprintln!("twelve serve: signal {sig} again, exiting without draining");
-            std::process::exit(128 + sig);
+    let binary = match &args.binary {
+        Some(path) => path.clone(),
+        None => std::env::current_exe().context("--binary: cannot resolve this binary's path")?,
+    };
+    let plan = crate::generation::Plan {
+        recipe: crate::successor::Recipe {
+            binary,
+            args: std::env::args_os().skip(1).collect(),
+            timeout: secs("--upgrade-timeout", args.upgrade_timeout)?,
+        },
+        control: args.control.clone(),
+    };
+    crate::generation::run(config.clone(), techempower::router(), &plan).map_err(|e| {
+        match e.downcast::<StartError>() {
+            Ok(start) => start_error(start, &config),
+            Err(e) => e,
         }
-    });
-    handle.join();
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// Names the flag and value behind a start failure.
@@ -207,6 +206,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         keep_alive: secs("--keep-alive-timeout", args.keep_alive_timeout)?,
         send: secs("--send-timeout", args.send_timeout)?,
         linger: secs("--linger-timeout", args.linger_timeout)?,
+        body_min_rate_per_s: args.body_min_rate,
     };
     if let Some(root) = &args.root
         && !root.is_dir()
@@ -230,6 +230,13 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         metrics_path: (!args.no_metrics).then(|| args.metrics_path.clone()),
         root: args.root.clone(),
         drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
+        // Closing an idle connection at the drain's start loses the request a busy client
+        // has already sent into it (every one of wrk -c64's, measured before this): keep it
+        // for one last answer with `Connection: close` (docs/restart.md).
+        close_idle_on_drain: false,
+        generation_header: args
+            .generation_header
+            .then(|| "X-Twelve-Generation".to_owned()),
         io,
         tls: crate::serve_tls::load(&args.tls)?,
         tls_listen,
@@ -238,7 +245,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
 }
 
 /// The workers' backends for the startup line: one name when they agree, else one per worker.
-fn io_summary(backends: &[Backend]) -> String {
+pub(crate) fn io_summary(backends: &[Backend]) -> String {
     match backends {
         [first, rest @ ..] if rest.iter().all(|b| b == first) => first.to_string(),
         _ => backends

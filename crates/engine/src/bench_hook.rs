@@ -21,7 +21,7 @@ pub struct PipelineBench {
 impl PipelineBench {
     /// A connection on a worker with `router` (and `/metrics`, as `twelve serve` has).
     pub fn new(router: Router) -> Self {
-        let all_metrics = Arc::new(ServerMetrics::new(&[0]));
+        let all_metrics = Arc::new(ServerMetrics::new(&[0], 1));
         let router = crate::metrics_route::add_metrics_route(router, "/metrics", &all_metrics);
         let ctx = Ctx {
             router: Arc::new(router),

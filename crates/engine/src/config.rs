@@ -116,6 +116,12 @@ pub struct Timeouts {
     /// discarding before `close` (RFC 9112 §9.6: a plain close with unread input sends a RST
     /// that can destroy the response in flight).
     pub linger: Duration,
+    /// Least average rate of a request body, in bytes per second (0: no minimum), after a
+    /// grace of `body_idle`: the body must be complete by `body_idle` plus one second per this
+    /// many bytes received, however regularly it trickles (Apache's mod_reqtimeout
+    /// `MinRate`, default 500 there too). Without it, one byte per `body_idle` would hold a
+    /// connection for ever. Expiry: 408 and close, counted as the `body_rate` timeout.
+    pub body_min_rate_per_s: u64,
 }
 
 impl Timeouts {
@@ -131,6 +137,7 @@ impl Default for Timeouts {
             keep_alive: Duration::from_secs(60),
             send: Duration::from_secs(30),
             linger: Duration::from_secs(2),
+            body_min_rate_per_s: 500,
         }
     }
 }
@@ -184,6 +191,13 @@ pub struct Config {
     /// With `tls`: which of `listen` terminate TLS (same length as `listen`); empty means
     /// every one. Listeners given to `Server::start_with_listeners` are all TLS with `tls`.
     pub tls_listen: Vec<bool>,
+    /// This process's generation: 1 at a fresh start, one more at each upgrade or restart
+    /// (docs/restart.md). Shown in `/metrics` as `twelve_generation`.
+    pub generation: u64,
+    /// Name of a response field carrying [`Config::generation`] on every response (e.g.
+    /// `X-Twelve-Generation`), so a client can tell which generation answered; `None` (the
+    /// default): no such field.
+    pub generation_header: Option<String>,
 }
 
 impl Default for Config {
@@ -205,6 +219,8 @@ impl Default for Config {
             io: Backend::default(),
             tls: None,
             tls_listen: Vec::new(),
+            generation: 1,
+            generation_header: None,
         }
     }
 }

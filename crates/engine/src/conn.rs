@@ -63,6 +63,7 @@ pub(crate) struct TimeoutsMs {
     pub(crate) keep_alive: u64,
     pub(crate) send: u64,
     pub(crate) linger: u64,
+    pub(crate) body_min_rate_per_s: u64,
 }
 
 impl From<&Timeouts> for TimeoutsMs {
@@ -74,6 +75,7 @@ impl From<&Timeouts> for TimeoutsMs {
             keep_alive: ms(t.keep_alive),
             send: ms(t.send),
             linger: ms(t.linger),
+            body_min_rate_per_s: t.body_min_rate_per_s,
         }
     }
 }
@@ -129,6 +131,10 @@ pub(crate) struct Conn {
     since_ms: u64,
     /// Last time a send made progress (the send timer, while output is pending).
     send_since_ms: u64,
+    /// When the current request's body began, moved later by the time its bytes earned at
+    /// the minimum rate (`Timeouts::body_min_rate_per_s`): the whole-body deadline is this
+    /// plus the body timeout. One field, so that `Conn` stays within its 128 bytes.
+    body_credit_ms: u64,
     continue_sent: bool,
     /// At least one request was answered: idle time is keep-alive time from now on.
     served: bool,
@@ -158,6 +164,7 @@ impl Conn {
             phase: Phase::Idle,
             since_ms: now_ms,
             send_since_ms: now_ms,
+            body_credit_ms: now_ms,
             continue_sent: false,
             served: false,
             closing: false,
@@ -283,7 +290,15 @@ impl Conn {
                 self.phase = Phase::Head;
                 self.since_ms = now_ms;
             }
-            Phase::Body => self.since_ms = now_ms,
+            Phase::Body => {
+                self.since_ms = now_ms;
+                let rate = ctx.timeouts.body_min_rate_per_s;
+                if rate > 0 {
+                    // Rounded up: a fraction of a millisecond is the client's.
+                    let earned = (n as u64).saturating_mul(1000).div_ceil(rate);
+                    self.body_credit_ms = self.body_credit_ms.saturating_add(earned);
+                }
+            }
             _ => {}
         }
         self.process(now_ms, ctx);
@@ -469,6 +484,7 @@ impl Conn {
         if self.phase != Phase::Body {
             self.phase = Phase::Body;
             self.since_ms = now_ms;
+            self.body_credit_ms = now_ms;
         }
     }
 
@@ -666,7 +682,7 @@ impl Conn {
             Phase::Idle if !self.served => (t.keep_alive.min(t.header), TimeoutKind::KeepAlive),
             Phase::Idle => (t.keep_alive, TimeoutKind::KeepAlive),
             Phase::Head => (t.header, TimeoutKind::Header),
-            Phase::Body => (t.body, TimeoutKind::Body),
+            Phase::Body => return Some(self.body_deadline(t)),
             Phase::Linger | Phase::Closed => (t.linger, TimeoutKind::Linger),
         };
         Some((self.since_ms.saturating_add(d), kind))
@@ -677,7 +693,9 @@ impl Conn {
     pub(crate) fn on_timeout(&mut self, kind: TimeoutKind, ctx: &mut Ctx) {
         ctx.metrics().timeout(kind);
         match kind {
-            TimeoutKind::Header | TimeoutKind::Body if !self.closing && !self.handshaking => {
+            TimeoutKind::Header | TimeoutKind::Body | TimeoutKind::BodyRate
+                if !self.closing && !self.handshaking =>
+            {
                 if self.write.capacity() == 0 {
                     self.write = ctx.pool.take();
                 }
@@ -688,6 +706,22 @@ impl Conn {
                 self.drop_input(ctx);
             }
             _ => self.phase = Phase::Closed,
+        }
+    }
+
+    /// The body's deadline: its idle timeout, or the whole-body deadline of the minimum rate
+    /// (`body_idle` plus one second per `body_min_rate_per_s` bytes received), whichever is
+    /// first.
+    fn body_deadline(&self, t: &TimeoutsMs) -> (u64, TimeoutKind) {
+        let idle = self.since_ms.saturating_add(t.body);
+        if t.body_min_rate_per_s == 0 {
+            return (idle, TimeoutKind::Body);
+        }
+        let whole = self.body_credit_ms.saturating_add(t.body);
+        if whole < idle {
+            (whole, TimeoutKind::BodyRate)
+        } else {
+            (idle, TimeoutKind::Body)
         }
     }
 

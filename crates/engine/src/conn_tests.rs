@@ -4,7 +4,7 @@ use super::*;
 
 /// A context whose router also has the `/metrics` route, registered as the server does.
 pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {
-    let all_metrics = Arc::new(ServerMetrics::new(&[0]));
+    let all_metrics = Arc::new(ServerMetrics::new(&[0], 1));
     let router = crate::metrics_route::add_metrics_route(router, "/metrics", &all_metrics);
     Ctx {
         router: Arc::new(router),
@@ -15,6 +15,7 @@ pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {
             keep_alive: 5_000,
             send: 3_000,
             linger: 2_000,
+            body_min_rate_per_s: 500,
         },
         all_metrics,
         me: 0,
@@ -321,6 +322,8 @@ fn header_timeout_counts_from_the_first_byte() {
 #[test]
 fn body_timeout_restarts_on_progress() {
     let (mut c, mut x) = (Conn::new(0), ctx());
+    // The idle part alone (the minimum rate has tests of its own).
+    x.timeouts.body_min_rate_per_s = 0;
     feed(
         &mut c,
         &mut x,
@@ -329,6 +332,49 @@ fn body_timeout_restarts_on_progress() {
     );
     feed(&mut c, &mut x, b"cd", 700);
     assert_eq!(c.deadline(&x.timeouts), Some((1_700, TimeoutKind::Body)));
+}
+
+/// A body trickled one byte per idle timeout never expires the idle timer; the minimum rate
+/// ends it (ctx's timeouts: body idle 1 s, min rate 500 B/s).
+#[test]
+fn a_trickled_body_hits_the_whole_body_deadline() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    feed(
+        &mut c,
+        &mut x,
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 99\r\n\r\n",
+        0,
+    );
+    // 1 byte every 900 ms: the idle deadline keeps moving, the whole-body one barely.
+    for i in 1..=3u64 {
+        feed(&mut c, &mut x, b"a", i * 900);
+    }
+    assert_eq!(
+        c.deadline(&x.timeouts),
+        Some((1_006, TimeoutKind::BodyRate))
+    );
+    c.on_timeout(TimeoutKind::BodyRate, &mut x);
+    let mut out = Vec::new();
+    flush(&mut c, &mut x, 1_006, &mut out);
+    assert_eq!(statuses(&out), [408]);
+    assert_eq!(
+        x.metrics().timeouts[TimeoutKind::BodyRate as usize].get(),
+        1
+    );
+}
+
+#[test]
+fn a_body_at_the_minimum_rate_keeps_its_idle_deadline() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    feed(
+        &mut c,
+        &mut x,
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 9999\r\n\r\n",
+        0,
+    );
+    // 1000 bytes at 900 ms earn 2 s: the whole-body deadline (3 s) is past the idle one.
+    feed(&mut c, &mut x, &[b'a'; 1000], 900);
+    assert_eq!(c.deadline(&x.timeouts), Some((1_900, TimeoutKind::Body)));
 }
 
 #[test]

@@ -100,7 +100,7 @@ struct Rig {
 impl Rig {
     fn new() -> Self {
         let s = setup();
-        let all_metrics = Arc::new(ServerMetrics::new(&[0]));
+        let all_metrics = Arc::new(ServerMetrics::new(&[0], 1));
         Self {
             server: s.server.session(),
             client: s
@@ -116,6 +116,7 @@ impl Rig {
                     keep_alive: 1_000,
                     send: 1_000,
                     linger: 1_000,
+                    body_min_rate_per_s: 500,
                 },
                 all_metrics,
                 me: 0,

@@ -41,6 +41,7 @@ mod files;
 mod files_route;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod handover;
 mod metrics;
 mod metrics_route;
 mod metrics_tls;

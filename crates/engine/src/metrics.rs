@@ -48,9 +48,18 @@ pub(crate) enum TimeoutKind {
     KeepAlive = 2,
     Send = 3,
     Linger = 4,
+    /// The request body arrived slower than `Timeouts::body_min_rate_per_s` on average.
+    BodyRate = 5,
 }
 
-const TIMEOUT_NAMES: [&str; 5] = ["header", "body", "keep_alive", "send", "linger"];
+const TIMEOUT_NAMES: [&str; 6] = [
+    "header",
+    "body",
+    "keep_alive",
+    "send",
+    "linger",
+    "body_rate",
+];
 
 /// One counter per parse error, indexed by `ParseError::index`, and a last slot, "Other", in
 /// case a variant added to the (non-exhaustive) enum is ever indexed past `ParseError::COUNT`.
@@ -71,7 +80,7 @@ pub(crate) struct WorkerMetrics {
     pub(crate) emfile_pauses: Counter,
     pub(crate) max_conns_pauses: Counter,
     pub(crate) steer_misses: Counter,
-    pub(crate) timeouts: [Counter; 5],
+    pub(crate) timeouts: [Counter; 6],
     pub(crate) parse_errors: [Counter; PARSE_SLOTS],
     /// TLS handshakes completed, and of those resumed (a ticket or session id).
     pub(crate) tls_handshakes: Counter,
@@ -177,11 +186,12 @@ struct PinnedMetrics {
 #[derive(Debug)]
 pub(crate) struct ServerMetrics {
     workers: Vec<PinnedMetrics>,
+    generation: u64,
 }
 
 impl ServerMetrics {
     /// Zeroed counters for workers on `cpus`, in that order.
-    pub(crate) fn new(cpus: &[usize]) -> Self {
+    pub(crate) fn new(cpus: &[usize], generation: u64) -> Self {
         let workers = cpus
             .iter()
             .map(|&cpu| PinnedMetrics {
@@ -189,7 +199,10 @@ impl ServerMetrics {
                 counters: WorkerMetrics::default(),
             })
             .collect();
-        Self { workers }
+        Self {
+            workers,
+            generation,
+        }
     }
 
     /// Worker `i`'s counters.
@@ -200,7 +213,9 @@ impl ServerMetrics {
 
     /// Sums every worker's counters now (lock-free reads).
     pub(crate) fn snapshot(&self) -> MetricsSnapshot {
-        MetricsSnapshot::collect(self.workers.iter().map(|w| (w.cpu, &w.counters)))
+        let mut s = MetricsSnapshot::collect(self.workers.iter().map(|w| (w.cpu, &w.counters)));
+        s.generation = self.generation;
+        s
     }
 }
 
@@ -230,8 +245,8 @@ pub struct MetricsSnapshot {
     /// Accepted connections whose receiving CPU was not the worker's (only counted with
     /// `Config::check_steering`).
     pub steer_misses: u64,
-    /// Timeouts by kind: header, body, keep_alive, send, linger.
-    pub timeouts: [u64; 5],
+    /// Timeouts by kind: header, body, keep_alive, send, linger, body_rate.
+    pub timeouts: [u64; 6],
     /// Parse errors by kind (`ParseError`'s `Debug` name), only those seen.
     pub parse_errors: Vec<(String, u64)>,
     /// Per worker: (CPU, accepts, requests).
@@ -242,6 +257,8 @@ pub struct MetricsSnapshot {
     pub tls_resumed: u64,
     /// TLS sessions failed, by kind (`twelve_tls::Failure::name`), kinds seen only.
     pub tls_failures: Vec<(&'static str, u64)>,
+    /// The server's generation (`Config::generation`).
+    pub generation: u64,
 }
 
 impl MetricsSnapshot {
@@ -330,6 +347,11 @@ impl MetricsSnapshot {
         );
         let _ = writeln!(
             out,
+            "# HELP twelve_generation This process's generation (1 at a fresh start, +1 per upgrade).\n# TYPE twelve_generation gauge\ntwelve_generation {}",
+            self.generation
+        );
+        let _ = writeln!(
+            out,
             "# HELP twelve_open_connections Connections open now.\n# TYPE twelve_open_connections gauge\ntwelve_open_connections {}",
             self.open_conns
         );
@@ -410,7 +432,7 @@ mod tests {
         assert_eq!(s.requests, 4);
         assert_eq!(s.responses_by_class, [0, 0, 1, 0, 1, 0]);
         assert_eq!(s.parse_errors, vec![("BareLf".to_owned(), 1)]);
-        assert_eq!(s.timeouts, [0, 0, 0, 1, 0]);
+        assert_eq!(s.timeouts, [0, 0, 0, 1, 0, 0]);
         assert_eq!(s.per_worker, vec![(0, 0, 3), (1, 0, 1)]);
     }
 

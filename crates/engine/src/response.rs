@@ -27,6 +27,9 @@ pub struct FileBody {
 pub(crate) struct Scratch {
     pub(crate) body: Vec<u8>,
     pub(crate) heads: HeadCache,
+    /// A field line every response head carries (`Config::generation_header`), CRLF-ended;
+    /// empty: none.
+    pub(crate) extra_line: Vec<u8>,
 }
 
 /// The writer a handler answers through. One response per request: the first `send*` call
@@ -192,6 +195,14 @@ impl<'a> Response<'a> {
                     extra_headers: extra,
                 },
             ),
+        }
+        let line = &self.scratch.extra_line;
+        if !line.is_empty() && self.out.ends_with(b"\r\n\r\n") {
+            // Appended after the encoder's fields, before the blank line: the head cache's
+            // fast path stays one copy, and this costs one more only when configured.
+            self.out.truncate(self.out.len() - 2);
+            self.out.extend_from_slice(line);
+            self.out.extend_from_slice(b"\r\n");
         }
     }
 }

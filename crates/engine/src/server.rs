@@ -165,7 +165,7 @@ impl Server {
         let (io, io_fallback) = choose_backend(config.io, config.tls.is_some())?;
         let held =
             dup_all(&listeners).map_err(|source| StartError::Inherited { worker: 0, source })?;
-        let metrics = Arc::new(ServerMetrics::new(&cpus));
+        let metrics = Arc::new(ServerMetrics::new(&cpus, config.generation));
         let router = match &config.metrics_path {
             Some(path) => add_metrics_route(router, path, &metrics),
             None => router,
@@ -310,7 +310,10 @@ impl Shared<'_> {
                 draining: false,
                 high_water: config.write_high_water,
                 pool: Pool::new(BUFFER_BYTES, POOLED_BUFFERS),
-                scratch: Scratch::default(),
+                scratch: Scratch {
+                    extra_line: generation_line(config),
+                    ..Scratch::default()
+                },
             },
             max_conns: config.max_conns_per_worker.max(1),
             drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis()).unwrap_or(u64::MAX),
@@ -320,6 +323,15 @@ impl Shared<'_> {
             tls_listeners: config.tls_listen.clone(),
         }
     }
+}
+
+/// The field line of `Config::generation_header`, CRLF-ended, or nothing.
+fn generation_line(config: &Config) -> Vec<u8> {
+    config
+        .generation_header
+        .as_ref()
+        .map(|name| format!("{name}: {}\r\n", config.generation).into_bytes())
+        .unwrap_or_default()
 }
 
 /// The backend workers start with, and why `Auto` fell back to epoll. `Auto` stays `Auto` when
@@ -568,6 +580,13 @@ impl ServerHandle {
             return Err(StartError::Worker { cpu, source });
         }
         Ok(self)
+    }
+
+    /// Like [`ServerHandle::join`], then sums the counters: the final figures of the drain.
+    pub fn join_with_metrics(self) -> MetricsSnapshot {
+        let metrics = self.metrics.clone();
+        self.join();
+        metrics.snapshot()
     }
 
     /// Waits for every worker to exit (after [`ServerHandle::shutdown`], or forever).

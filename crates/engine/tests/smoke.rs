@@ -422,3 +422,72 @@ fn workers_run_the_backend_asked_for() {
     assert_eq!(server.backends(), &[common::test_io()]);
     assert_eq!(server.io_fallback(), None);
 }
+
+#[test]
+fn generation_header_is_on_every_response_and_in_metrics() {
+    let (server, addr) = start(Config {
+        generation: 7,
+        generation_header: Some("X-Twelve-Generation".to_owned()),
+        ..common::loopback(1)
+    });
+    let mut s = connect(addr);
+    // The fast path (no extra fields) and the general one (metrics has none either, but a
+    // HEAD goes through the same head writer): both carry the line before the blank line.
+    s.write_all(GET).unwrap();
+    let (head, body) = read_response(&mut s);
+    assert!(head.contains("\r\nX-Twelve-Generation: 7\r\n"), "{head}");
+    assert_eq!(body, b"ok");
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let (head, body) = read_response(&mut s);
+    assert!(head.contains("X-Twelve-Generation: 7"), "{head}");
+    let text = String::from_utf8(body).unwrap();
+    assert!(text.contains("\ntwelve_generation 7\n"), "{text}");
+    assert_eq!(server.metrics().generation, 7);
+}
+
+#[test]
+fn no_generation_header_by_default() {
+    let (_server, addr) = start(common::loopback(1));
+    let mut s = connect(addr);
+    s.write_all(GET).unwrap();
+    let (head, _) = read_response(&mut s);
+    assert!(!head.contains("Generation"), "{head}");
+}
+
+#[test]
+fn a_body_trickled_below_the_minimum_rate_gets_408_and_is_counted() {
+    let (server, addr) = start(Config {
+        timeouts: Timeouts {
+            body_idle: Duration::from_secs(2),
+            body_min_rate_per_s: 1000,
+            ..Timeouts::default()
+        },
+        ..common::loopback(1)
+    });
+    let mut slow = connect(addr);
+    slow.write_all(b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1000\r\n\r\n")
+        .unwrap();
+    // One byte per 100 ms never lets the 2 s idle timer expire; at 10 B/s the body earns
+    // 10 ms a second, so the whole-body deadline (2 s after its start, plus what it earned)
+    // ends it. The client's pace, not a wait for the server.
+    slow.set_nonblocking(true).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    for _ in 0..100 {
+        if slow.write_all(b"a").is_err() {
+            break;
+        }
+        match slow.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                got.extend_from_slice(&buf[..n]);
+                break;
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    let head = String::from_utf8_lossy(&got);
+    assert!(head.starts_with("HTTP/1.1 408 "), "{head}");
+    assert_eq!(server.metrics().timeouts[5], 1, "counted as body_rate");
+}

@@ -5,6 +5,7 @@
 
 pub mod cpus;
 pub mod epoll;
+pub mod inherit;
 pub mod net;
 pub mod ring;
 pub mod uring;

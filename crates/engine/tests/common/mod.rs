@@ -179,6 +179,7 @@ pub fn test_config() -> Config {
         keep_alive: TIMEOUT,
         send: TIMEOUT,
         linger: TIMEOUT,
+        ..Timeouts::default()
     };
     c.max_conns_per_worker = MAX_CONNS;
     c.root = Some(static_root().to_owned());
