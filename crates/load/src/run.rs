@@ -398,15 +398,17 @@ pub fn info_of(config: &Config) -> RunInfo {
         }
         _ => (rate_per_s, None, None),
     };
+    let shards = f64::from(config.shard.map_or(1, |s| s.count));
     RunInfo {
-        offered_end_per_s,
+        offered_end_per_s: offered_end_per_s.map(|r| r / shards),
         ramp,
         urls: config.targets.iter().map(|t| t.url.clone()).collect(),
         method: config.method.clone(),
         threads: config.worker_cpus.len(),
         connections: config.own_connections(),
         pipeline: config.pipeline,
-        rate_per_s: config.own_rate_per_s(),
+        // This process's share: of the ramp's mean for a ramp, else of the one rate.
+        rate_per_s: rate_per_s.map(|r| r / shards),
         arrival,
         duration: match config.stop {
             Stop::Duration(d) => Some(d),
