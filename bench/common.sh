@@ -62,7 +62,7 @@ TFB_HDRS=(-H 'Host: localhost'
 client_counts() {
   case $1 in
     wrk) echo "$(awk '/requests in/{print $1}' "$2") $(awk '/^Requests\/sec/{print $2}' "$2")" ;;
-    # The report is the JSON after any progress lines (twelve bench's stderr, if merged).
-    twelve) python3 -c 'import json,sys; t=open(sys.argv[1]).read(); d=json.loads(t[t.index("{"):]); print(d["requests"], d["rps"])' "$2" ;;
+    # The report is the JSON among any progress lines and warnings (twelve bench's stderr, if merged).
+    twelve) python3 -c 'import json,sys; t=open(sys.argv[1]).read(); d=json.JSONDecoder().raw_decode(t, t.index("{"))[0]; print(d["requests"], d["rps"])' "$2" ;;
   esac
 }

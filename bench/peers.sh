@@ -168,8 +168,8 @@ client() { # TEST PORT SECONDS
 # HttpArena counts) or ab. Errors are socket errors, non-2xx answers and ab's failures.
 counts() { # FILE
   if grep -q '"twelve-bench-report' "$1"; then
-    # The report is the JSON after twelve bench's progress lines (stderr, merged here).
-    python3 -c 'import json, sys; t = open(sys.argv[1]).read(); d = json.loads(t[t.index("{"):])
+    # The report is the JSON among twelve bench's progress lines and warnings (stderr, merged here).
+    python3 -c 'import json, sys; t = open(sys.argv[1]).read(); d = json.JSONDecoder().raw_decode(t, t.index("{"))[0]
 print(d["requests"], d["rps"], d["errors"]["total"])' "$1"
   elif grep -q '"version"' "$1"; then
     python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); s = d["status"]

@@ -100,8 +100,8 @@ requests_in() {
   case $1 in
     wrk)      awk '/requests in/{print $1}' "$2" ;;
     h2load)   awk -F'[ ,]+' '/^requests:/{print $8}' "$2" ;;
-    # The report is the JSON after twelve bench's progress lines (stderr, merged by `timed`).
-    twelve*) python3 -c 'import json,sys; t=open(sys.argv[1]).read(); print(json.loads(t[t.index("{"):])["requests"])' "$2" ;;
+    # The report is the JSON among twelve bench's progress lines and warnings (stderr, merged by `timed`).
+    twelve*) python3 -c 'import json,sys; t=open(sys.argv[1]).read(); print(json.JSONDecoder().raw_decode(t, t.index("{"))[0]["requests"])' "$2" ;;
   esac
 }
 client_cmd() { # name workload port [conns] -> the command line, in CMD
