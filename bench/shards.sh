@@ -100,7 +100,7 @@ PY
   echo "- each run: -R $RATE -n $REQUESTS -c $CONNS (split across the shards), counted, no warm-up;"
   echo "  shards started through the barrier on 127.0.0.1:$BPORT and merged by twelve merge"
   echo "- command: \`ROUNDS=$ROUNDS RATE=$RATE REQUESTS=$REQUESTS CONNS=$CONNS SHARDS=\"$SHARDS\" bench/shards.sh\`"
-  echo "- the machine was shared with other work while this ran: latency figures are noisy"
+  echo "- every client process shares CPU 1 with the others: tail latency grows with their number"
   echo
   python3 - "$TSV" "$SHARDS" <<'PY'
 import csv, statistics, sys
