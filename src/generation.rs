@@ -84,7 +84,7 @@ pub(crate) fn run(mut config: Config, router: Router, plan: &Plan) -> anyhow::Re
         End::Signal(sig) => {
             let _ = sd_notify::notify(&[NotifyState::Stopping]);
             eprintln!("twelve serve: signal {sig}, draining (--drain-timeout)");
-            handle.shutdown();
+            handle.shutdown_final();
             None
         }
     };

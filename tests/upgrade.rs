@@ -391,13 +391,7 @@ fn idle_connections_that_send_as_the_drain_starts_are_answered() {
     serve.stop();
 }
 
-/// Ignored until the race it found is fixed: about one run in five, a client's reconnect
-/// completes its handshake into a listener's accept queue between the drain's last `accept`
-/// and the listener's close, and is reset (`Reset=1` of ~7,000 attempts). An upgrade does not
-/// have the race (the successor holds the same sockets); a plain stop needs new SYNs dropped
-/// (a socket filter on the listeners) before the last accept. Run it with `--ignored`.
 #[test]
-#[ignore = "a reconnect queued between the drain's last accept and the listener's close is reset, about one run in five"]
 fn sigterm_under_load_loses_no_request_in_flight() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };

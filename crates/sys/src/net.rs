@@ -150,6 +150,49 @@ pub fn attach_reuseport_cpu_cbpf(fd: BorrowedFd<'_>) -> io::Result<()> {
     unsafe { set_socket_option(fd, SO_ATTACH_REUSEPORT_CBPF, &prog) }
 }
 
+/// `SO_ATTACH_FILTER` from `<asm-generic/socket.h>`.
+const SO_ATTACH_FILTER: libc::c_int = 26;
+
+/// Makes a listening TCP socket drop every new connection request (a segment with SYN set and
+/// ACK clear) and pass every other segment: a classic-BPF socket filter, which TCP runs on the
+/// listener with the segment's data at its TCP header (`tcp_filter` in `tcp_v4_rcv`), so byte
+/// 13 is the flags. Handshakes already under way still complete and queue; a client whose SYN
+/// is dropped retries and, once the listener is closed, is refused rather than reset.
+///
+/// For a final stop: accept what is queued after this, then close. Never for a listener that
+/// a successor shares (an upgrade): the filter belongs to the socket, in every process.
+pub fn drop_connection_requests(fd: BorrowedFd<'_>) -> io::Result<()> {
+    const SYN: u32 = 0x02;
+    const ACK: u32 = 0x10;
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let mut code = [
+        // A = the TCP flags byte; A &= SYN | ACK.
+        stmt(libc::BPF_LD | libc::BPF_B | libc::BPF_ABS, 13),
+        stmt(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, SYN | ACK),
+        // A == SYN (a connection request): drop (next); else pass (the one after).
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: SYN,
+        },
+        stmt(libc::BPF_RET | libc::BPF_K, 0),
+        stmt(libc::BPF_RET | libc::BPF_K, u32::MAX),
+    ];
+    let prog = libc::sock_fprog {
+        len: code.len() as u16,
+        filter: code.as_mut_ptr(),
+    };
+    // SAFETY: SO_ATTACH_FILTER takes a `sock_fprog` (socket(7)); `prog` points at `code`, an
+    // array of `len` valid `sock_filter`s that outlives the call (the kernel copies it).
+    unsafe { set_socket_option(fd, SO_ATTACH_FILTER, &prog) }
+}
+
 /// `setsockopt(fd, SOL_SOCKET, name, value, size_of::<T>())`.
 ///
 /// # Safety
