@@ -4,11 +4,13 @@
 //! the middle of a `sendfile` body never kill the process with SIGPIPE (47k; a test harness
 //! ignores SIGPIPE itself, so only the real binary can show it).
 
+#[path = "support/listening.rs"]
+mod listening;
 #[path = "support/skip.rs"]
 mod skip;
 
 use skip::skip_or_fail;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -48,16 +50,7 @@ fn spawn(mut cmd: Command) -> Serve {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn twelve serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no listening line: {line:?}"));
+    let addr = listening::listening_addr(&mut child, "http");
     Serve { child, addr }
 }
 

@@ -2,6 +2,10 @@
 //! chain made at test time. Counts agree exactly with the server's `/metrics`; a wrong host
 //! name or an expired certificate exits 2 with a clear message; `--insecure` says so in the
 //! report; SIGHUP reloads the certificate.
+
+#[path = "support/listening.rs"]
+mod listening;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -38,16 +42,7 @@ fn serve(pki: &Pki) -> Serve {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn twelve serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("https://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no https listening line: {line:?}"));
+    let addr = listening::listening_addr(&mut child, "https");
     let stderr = BufReader::new(child.stderr.take().unwrap());
     Serve {
         child,

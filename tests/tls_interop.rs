@@ -4,6 +4,8 @@
 //! Probes for nginx and h2load and skips without them (a failure under CI, which installs
 //! both).
 
+#[path = "support/listening.rs"]
+mod listening;
 #[path = "support/skip.rs"]
 mod skip;
 
@@ -163,16 +165,7 @@ fn serve(pki: &Pki) -> (Proc, SocketAddr) {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn twelve serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("https://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no https listening line: {line:?}"));
+    let addr = listening::listening_addr(&mut child, "https");
     (Proc(child), addr)
 }
 
