@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# bench/kernel-profile.sh - where a capped server's CPU goes under keep-alive json load (issue 13:
-# "perf profiles of the capped server on both backends, with the share that is the client's
-# wake-up the server pays for on loopback"). Each server runs alone, pinned to CPU 0 and capped
-# at 50% of a core (../shared/bench/cpu-quota.sh), wrk -t1 -c$CONNS on CPU 1 with TechEmpower's
-# json headers; `perf record -g` samples the server's process for the middle $SAMPLE seconds.
+# bench/kernel-profile.sh - where a capped server's CPU goes (issue 13: "perf profiles of the
+# capped server on both backends, with the share that is the client's wake-up the server pays
+# for on loopback"; issue 14: how much of a pipelined request is user space at all). Each server
+# runs alone, pinned to CPU 0 and capped at 50% of a core (../shared/bench/cpu-quota.sh), the
+# client on CPU 1; `perf record -g` samples the server's process for the middle $SAMPLE seconds.
+# Two workloads (WORKLOAD):
+#   json       keep-alive TechEmpower json, wrk -t1 -c$CONNS with TechEmpower's headers; servers
+#              twelve, twelve-uring (`twelve serve`) and libreactor
+#   pipelined  HttpArena's pipelined profile as HttpArena runs it: gcannon -c$CONNS -p 16 on
+#              GET /pipeline (Host only); servers twelve, twelve-uring (twelve-engine's
+#              httparena example), ringzero, libreactorng and rust-epoll
+# Besides each class's share, the summary gives its server CPU time per request: the server's
+# CPU time over the whole client run (utime + stime of every process holding the listener)
+# over the requests the client counted, times the share.
 # Every sample is put in one class by the frames on its stack, in this order (first match):
 #
 #   user            no kernel frame
@@ -21,21 +30,46 @@
 #   other kernel    the rest
 #
 # Usage: bench/kernel-profile.sh [OUTDIR]      (default bench/runs/<date>-kernel-profile)
-# Env:   SERVERS="twelve twelve-uring libreactor"  CONNS=256  DURATION=14  SAMPLE=8  FREQ=2999
-#        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor  SHARED=../shared  PORT=8090
-# Needs root, perf (Debian linux-perf), wrk, curl, cargo. Stops what it starts by PID.
+# Env:   WORKLOAD=json|pipelined  SERVERS (default: the workload's list above)
+#        CONNS=256 (json) or 512 (pipelined, HttpArena's)  DURATION=14  SAMPLE=8  FREQ=2999
+#        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor  ARENA_BIN=/tmp/peers/httparena
+#        SHARED=../shared  PORT=8090
+# Needs root, perf (Debian linux-perf), wrk (json) or gcannon (pipelined), curl, cargo. Stops
+# what it starts by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-kernel-profile}
-SERVERS=${SERVERS:-twelve twelve-uring libreactor}
-CONNS=${CONNS:-256}; DURATION=${DURATION:-14}; SAMPLE=${SAMPLE:-8}; FREQ=${FREQ:-2999}
+WORKLOAD=${WORKLOAD:-json}
+case $WORKLOAD in
+  json) SERVERS=${SERVERS:-twelve twelve-uring libreactor}; CONNS=${CONNS:-256}; PATH_=/json ;;
+  pipelined) SERVERS=${SERVERS:-twelve twelve-uring ringzero libreactorng rust-epoll}
+             CONNS=${CONNS:-512}; PATH_=/pipeline ;;
+  *) echo "WORKLOAD must be json or pipelined" >&2; exit 2 ;;
+esac
+DURATION=${DURATION:-14}; SAMPLE=${SAMPLE:-8}; FREQ=${FREQ:-2999}
 PORT=${PORT:-8090}
 LIBREACTOR_BIN=${LIBREACTOR_BIN:-/tmp/peers/libreactor-8086/libreactor}
-for c in perf wrk curl; do command -v $c >/dev/null || { echo "needs $c" >&2; exit 2; }; done
+ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
+for c in perf curl; do command -v $c >/dev/null || { echo "needs $c" >&2; exit 2; }; done
+if [ "$WORKLOAD" = json ]; then
+  command -v wrk >/dev/null || { echo "needs wrk" >&2; exit 2; }
+else
+  [ -x "$ARENA_BIN/gcannon" ] || { echo "needs $ARENA_BIN/gcannon (../shared/bench/arena/README.md)" >&2; exit 2; }
+fi
 mkdir -p "$OUT/raw"
-(cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
+(cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin &&
+  RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin -p twelve-engine --example httparena)
 BIN=$ROOT/target/bench-bin/twelve
+ARENA=$ROOT/target/bench-bin/examples/httparena
+# CPU ticks (utime + stime) of every process holding the listener on PORT.
+srv_ticks() {
+  local p t=0
+  for p in $(ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo "$t"
+}
 HDRS=(-H 'Host: localhost' -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' -H 'Connection: keep-alive')
 SRV=""
 cleanup() {
@@ -45,34 +79,52 @@ cleanup() {
 trap cleanup EXIT
 
 {
-  echo "# Where a capped server's CPU goes: keep-alive json, wrk -c$CONNS"
+  case $WORKLOAD in
+    json) echo "# Where a capped server's CPU goes: keep-alive json, wrk -c$CONNS" ;;
+    pipelined) echo "# Where a capped server's CPU goes: HttpArena pipelined, gcannon -c$CONNS -p 16" ;;
+  esac
   echo
   echo "- date: $(date -u +%FT%TZ); kernel $(uname -r); $(nproc) CPUs"
   echo "- twelve: $("$BIN" --version | head -1); tree $(cd "$ROOT" && git describe --always --dirty --abbrev=12)"
-  echo "- command: \`SERVERS=\"$SERVERS\" CONNS=$CONNS DURATION=$DURATION SAMPLE=$SAMPLE FREQ=$FREQ bench/kernel-profile.sh\`"
-  echo "- each server alone on CPU 0, capped at 50% of a core; wrk -t1 on CPU 1;"
+  echo "- command: \`WORKLOAD=$WORKLOAD SERVERS=\"$SERVERS\" CONNS=$CONNS DURATION=$DURATION SAMPLE=$SAMPLE FREQ=$FREQ bench/kernel-profile.sh\`"
+  echo "- each server alone on CPU 0, capped at 50% of a core; the client (one thread) on CPU 1;"
   echo "  \`perf record -F $FREQ -g -p PID\` for ${SAMPLE} s from the 3rd second of a ${DURATION} s run"
 } > "$OUT/README.md"
 
 for name in $SERVERS; do
-  case $name in
-    twelve) taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
-    twelve-uring) taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 --io uring > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
-    libreactor) taskset -c 0 "$LIBREACTOR_BIN" > "$OUT/raw/$name.log" 2>&1 & port=8086 ;;
-    *) echo "unknown server $name" >&2; exit 2 ;;
+  case $name:$WORKLOAD in
+    twelve:json) taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    twelve-uring:json) taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 --io uring > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    libreactor:json) taskset -c 0 "$LIBREACTOR_BIN" > "$OUT/raw/$name.log" 2>&1 & port=8086 ;;
+    # The httparena example picks its backend from TWELVE_IO, one worker per CPU of its mask.
+    twelve:pipelined) taskset -c 0 "$ARENA" "127.0.0.1:$PORT" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    twelve-uring:pipelined) TWELVE_IO=uring taskset -c 0 "$ARENA" "127.0.0.1:$PORT" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    # One reactor thread (argv[1]) beside ringzero's acceptor; the others size themselves from
+    # the affinity mask (../shared/bench/arena/README.md).
+    ringzero:pipelined) PORT=$PORT taskset -c 0 "$ARENA_BIN/ringzero" 1 > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    libreactorng:pipelined | rust-epoll:pipelined)
+      PORT=$PORT taskset -c 0 "$ARENA_BIN/$name" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    *) echo "unknown server $name for WORKLOAD=$WORKLOAD" >&2; exit 2 ;;
   esac
   SRV=$!
-  for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/json" && break; sleep 0.2; done
+  for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port$PATH_" && break; sleep 0.2; done
   "$SHARED/cpu-quota.sh" 50 "$port" > /dev/null
-  timeout $((DURATION + 20)) taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HDRS[@]}" \
-    "http://127.0.0.1:$port/json" > "$OUT/raw/$name-wrk.txt" 2>&1 &
+  t0=$(srv_ticks "$port")
+  if [ "$WORKLOAD" = json ]; then
+    timeout $((DURATION + 20)) taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HDRS[@]}" \
+      "http://127.0.0.1:$port/json" > "$OUT/raw/$name-client.txt" 2>&1 &
+  else
+    timeout $((DURATION + 20)) taskset -c 1 "$ARENA_BIN/gcannon" "http://127.0.0.1:$port/pipeline" \
+      -c "$CONNS" -t 1 -d "${DURATION}s" -p 16 --json > "$OUT/raw/$name-client.txt" 2>&1 &
+  fi
   WRK=$!
   sleep 3
   # Every process holding the listener: TechEmpower's libreactor forks its workers.
   pids=$(ss -Hltnp "sport = :$port" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | paste -sd,)
   timeout $((SAMPLE + 20)) perf record -q -F "$FREQ" -g -p "$pids" -o "$OUT/raw/$name.data" -- sleep "$SAMPLE" \
     > /dev/null 2>&1
-  wait "$WRK"
+  wait "$WRK" || true
+  echo $(($(srv_ticks "$port") - t0)) > "$OUT/raw/$name-ticks.txt"
   "$SHARED/cpu-quota.sh" off "$port" > /dev/null
   kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=""
   perf script -i "$OUT/raw/$name.data" -F ip,sym 2> /dev/null > "$OUT/raw/$name.stacks"
@@ -81,7 +133,7 @@ done
 
 # shellcheck disable=SC2086 # one argument per server name
 python3 - "$OUT" $SERVERS > "$OUT/summary.md" <<'PY'
-import re, sys
+import json, os, re, sys
 out, names = sys.argv[1], sys.argv[2:]
 CLASSES = ['user', 'wake client', 'loopback rx', 'send', 'recv', 'epoll', 'io_uring', 'sched',
            'entry', 'other kernel']
@@ -137,11 +189,33 @@ for c in CLASSES:
         cells.append(f"{100 * rows[n][c] / total:.1f}%")
     print(f"| {c} | " + ' | '.join(cells) + ' |')
 print('| samples | ' + ' | '.join(str(sum(rows[n].values())) for n in names) + ' |')
+HZ = os.sysconf('SC_CLK_TCK')
+def requests(n):
+    t = open(f"{out}/raw/{n}-client.txt").read()
+    m = re.search(r'(\d+) requests in', t)  # wrk
+    if m:
+        return int(m.group(1))
+    d = json.JSONDecoder().raw_decode(t, t.index('{'))[0]  # gcannon --json: 2xx answers
+    return int(d['status']['2xx'])
+per_req = {}
 for n in names:
-    wrk = open(f"{out}/raw/{n}-wrk.txt").read()
-    m = re.search(r'Requests/sec:\s+([\d.]+)', wrk)
-    print(f"\n{n}: wrk {m.group(1) if m else '?'} req/s over the whole run.", end='')
-print("\n\nShares of the server's samples (its process, every thread); classes as in "
+    ticks = int(open(f"{out}/raw/{n}-ticks.txt").read())
+    reqs = requests(n)
+    per_req[n] = ticks / HZ * 1e6 / reqs if reqs else float('nan')
+    print(f"\n{n}: {reqs} requests, server CPU {ticks / HZ:.2f} s, {per_req[n]:.3f} µs a request.", end='')
+print("\n\nServer CPU time per request by class (µs): the class's share of the samples times the "
+      "server's CPU time over the client's whole run per request the client counted.\n")
+print('| class | ' + ' | '.join(names) + ' |')
+print('|---|' + '---|' * len(names))
+for c in CLASSES + ['kernel (all but user)', 'total']:
+    cells = []
+    for n in names:
+        total = sum(rows[n].values()) or 1
+        k = (total - rows[n]['user'] if c.startswith('kernel') else
+             total if c == 'total' else rows[n][c])
+        cells.append(f"{per_req[n] * k / total:.3f}")
+    print(f"| {c} | " + ' | '.join(cells) + ' |')
+print("\nShares of the server's samples (its process, every thread); classes as in "
       "bench/kernel-profile.sh's header. The client's wake-up and the loopback receive path are "
       "the client's side of the connection, paid by the server's send on loopback.")
 PY
