@@ -138,7 +138,10 @@ fn finish<'h, 'b>(
         Some(last) => last.value.as_ptr() as usize - buf.as_ptr() as usize,
         None => line.target.as_ptr() as usize - buf.as_ptr() as usize + line.target.len(),
     };
-    let text = Text::new(buf, text_end.max(Text::SIMD_MIN).min(len));
+    // A head shorter than the vector check's 64 bytes borrows the bytes after it (usually the
+    // next pipelined request) rather than fall back to `std`'s check; if they are not UTF-8 the
+    // parts are checked one by one, as for a head with obs-text, so the answer is the same.
+    let text = Text::new(buf, text_end.max(Text::SIMD_MIN).min(buf.len()));
     text.name_fields(fields_start, &mut headers[..count], plain)?;
     let target = text.of(line.target).ok_or(ParseError::InvalidTarget)?;
     let headers: &'h [Header<'b>] = headers;
@@ -612,5 +615,15 @@ mod tests {
         text_non_utf8_last_value: &[
             &b"GET /t?q HTTP/1.1\r\nHost: h\r\nX: \xff"[..], &[b'x'; 80], b"\r\n\r\n",
         ].concat() => vec!["Host", "X"], Some("h");
+        // A head under 64 bytes: the span checked at once runs on into what follows it (the
+        // third cuts a 2-byte character at byte 64).
+        text_short_head_then_a_pipelined_one: b"GET /t?q HTTP/1.1\r\nHost: a\r\n\r\nGET /next HTTP/1.1\r\nHost: b\r\n\r\n"
+            => vec!["Host"], Some("a");
+        text_short_head_then_binary: &[
+            &b"POST /t?q HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\n"[..], b"\xff\xfe\x00body\x80\xc3",
+        ].concat() => vec!["Host", "Content-Length"], Some("a");
+        text_short_head_then_a_cut_multibyte_char: &[
+            &b"GET /t?q HTTP/1.1\r\nHost: a\r\n\r\n"[..], &[b'z'; 33], "\u{e9}!".as_bytes(),
+        ].concat() => vec!["Host"], Some("a");
     }
 }
