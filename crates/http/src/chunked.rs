@@ -283,6 +283,27 @@ fn hex(b: u8) -> Option<u64> {
     crate::scan::hex_digit(b).map(u64::from)
 }
 
+/// Decodes a chunked body that has arrived whole: its data into `body` (cleared first), and
+/// how many bytes of `input` the body took, framing and trailers included. `None` when the
+/// body is not complete in `input` or its framing is in error: the caller then decodes it
+/// incrementally with a [`ChunkedDecoder`], which reports the error. A server answers a body
+/// that came with its head (the common case) this way from one reusable buffer, with no
+/// decoder state kept between reads.
+pub fn decode_whole(input: &[u8], limits: &Limits, body: &mut Vec<u8>) -> Option<usize> {
+    let mut decoder = ChunkedDecoder::new(limits);
+    body.clear();
+    let mut used = 0;
+    while used < input.len() {
+        let d = decoder.decode(&input[used..]).ok()?;
+        body.extend_from_slice(&input[used + d.data.start..used + d.data.end]);
+        used += d.consumed;
+        if d.done {
+            return Some(used);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,6 +338,33 @@ mod tests {
         let d = decoder.decode(&input[4..]).unwrap();
         assert_eq!((d.consumed, d.data, d.done), (6, 5..6, false));
         assert_eq!(decoder.body_len(), 2);
+    }
+
+    /// `decode_whole` gives the body and its length only for a whole, valid body; the next
+    /// request's bytes are never taken.
+    macro_rules! whole {
+        ($($name:ident: $input:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let mut body = b"stale".to_vec();
+                let got = decode_whole($input, &Limits::DEFAULT, &mut body);
+                let want: Option<(&[u8], usize)> = $want;
+                assert_eq!(got.map(|n| (&body[..], n)), want);
+            }
+        )*};
+    }
+
+    whole! {
+        whole_one_chunk_then_next_request: b"3\r\nabc\r\n0\r\n\r\nGET / HTTP/1.1" => Some((b"abc", 13));
+        whole_two_chunks: b"1\r\na\r\n2\r\nbc\r\n0\r\n\r\n" => Some((b"abc", 18));
+        whole_empty_body: b"0\r\n\r\n" => Some((b"", 5));
+        whole_with_trailers: b"2\r\nhi\r\n0\r\nA: 1\r\n\r\n" => Some((b"hi", 18));
+        whole_missing_final_crlf: b"2\r\nhi\r\n0\r\n" => None;
+        whole_partial_data: b"5\r\nhel" => None;
+        whole_nothing_yet: b"" => None;
+        whole_bad_size: b"zz\r\n" => None;
+        whole_bare_lf: b"2\nhi\r\n0\r\n\r\n" => None;
+        whole_size_over_the_limit: b"ffffffffffffffff\r\n" => None;
     }
 
     #[test]

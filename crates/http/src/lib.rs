@@ -47,7 +47,7 @@ mod request;
 mod scan;
 mod target;
 
-pub use chunked::{ChunkedDecoder, Decoded};
+pub use chunked::{ChunkedDecoder, Decoded, decode_whole};
 pub use date::{DATE_LEN, format_imf_fixdate, parse_http_date, refresh_date};
 pub use encode::{
     Connection, HeadCache, ResponseHead, encode_continue, encode_error, encode_head,
