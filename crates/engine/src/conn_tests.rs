@@ -134,6 +134,10 @@ split! {
         format!("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello{GET}") => [200, 200], false;
     chunked_then_get_split_at_every_byte:
         format!("POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nA;ext=1\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n{GET}") => [200, 200], false;
+    two_chunked_then_get_split_at_every_byte:
+        format!("POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\nPOST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\n\r\n{GET}") => [200, 200, 200], false;
+    bad_chunk_size_split_at_every_byte:
+        format!("POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n{GET}") => [400], true;
     close_stops_the_pipeline_at_every_split:
         format!("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n{GET}") => [200], true;
     error_stops_the_pipeline_at_every_split: format!("GET / HTTP/1.1\r\nHost a\r\n\r\n{GET}") => [400], true;
@@ -153,6 +157,33 @@ fn chunked_body_is_decoded_for_the_handler() {
         "{}",
         text(&out)
     );
+}
+
+/// Chunked bodies that arrive whole with their heads are answered from the worker's one
+/// buffer, each with its own data, and leave no body state on the connection.
+#[test]
+fn pipelined_chunked_bodies_each_reach_the_handler() {
+    let (mut c, mut x) = (Conn::new(0), ctx());
+    let post = |body: &str| {
+        format!(
+            "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n{body}0\r\n\r\n"
+        )
+    };
+    let input = [
+        post("2\r\nab\r\n"),
+        post(""),
+        post("3\r\nxyz\r\n1\r\n!\r\n"),
+    ]
+    .concat();
+    let out = text(&feed(&mut c, &mut x, input.as_bytes(), 0));
+    let bodies: Vec<&str> = out
+        .split("HTTP/1.1 200 OK")
+        .skip(1)
+        .map(|r| r.split("\r\n\r\n").nth(1).unwrap_or("?"))
+        .collect();
+    assert_eq!(bodies, ["ab", "", "xyz!"], "{out}");
+    c.drained(&mut x);
+    assert_eq!(c.heap_bytes(), 0);
 }
 
 #[test]

@@ -30,6 +30,8 @@ pub(crate) struct Scratch {
     /// A field line every response head carries (`Config::generation_header`), CRLF-ended;
     /// empty: none.
     pub(crate) extra_line: Vec<u8>,
+    /// The data of a chunked request body that arrived whole with its head, for the handler.
+    pub(crate) chunked: Vec<u8>,
 }
 
 /// The writer a handler answers through. One response per request: the first `send*` call
