@@ -9,15 +9,13 @@
 //! once its bytes are out the backend shuts down the write side and the connection lingers
 //! (`Linger`: read and discard until EOF or the linger timeout, RFC 9112 §9.6), then closes.
 
-use crate::config::Timeouts;
-use crate::metrics::{BatchCounts, ServerMetrics, TimeoutKind, WorkerMetrics};
-use crate::pool::Pool;
-use crate::response::{FileBody, Response, Scratch, may_continue};
-use crate::router::Router;
+pub(crate) use crate::ctx::{Ctx, TimeoutsMs};
+use crate::metrics::{BatchCounts, TimeoutKind};
+use crate::response::{FileBody, Response, may_continue};
 use std::fs::File;
 use std::sync::Arc;
 use twelve_http::{
-    BodyFraming, ChunkedDecoder, Header, Limits, ParseError, Request, Status, decode_whole,
+    BodyFraming, ChunkedDecoder, Header, ParseError, Request, Status, decode_whole,
     encode_continue, encode_error, parse_request,
 };
 
@@ -34,55 +32,6 @@ const MIN_READ_SPACE: usize = 1024;
 /// The worker keeps its chunked-body buffer ([`Scratch::chunked`]) up to this capacity; a
 /// larger body's buffer is freed once answered, so one upload does not pin its size.
 const KEPT_BODY_BYTES: usize = 64 * 1024;
-
-/// Everything a worker's connections share: the router, limits, counters, buffers. Owned by
-/// one worker thread; never shared across threads except the `Arc`ed immutable parts.
-pub(crate) struct Ctx {
-    pub(crate) router: Arc<Router>,
-    pub(crate) limits: Limits,
-    pub(crate) timeouts: TimeoutsMs,
-    pub(crate) all_metrics: Arc<ServerMetrics>,
-    /// This worker's index in `all_metrics`.
-    pub(crate) me: usize,
-    /// Set once shutdown began: every response closes its connection.
-    pub(crate) draining: bool,
-    pub(crate) high_water: usize,
-    pub(crate) pool: Pool,
-    /// Scratch for `Response::send_with` and the cached response head.
-    pub(crate) scratch: Scratch,
-}
-
-impl Ctx {
-    #[inline]
-    pub(crate) fn metrics(&self) -> &WorkerMetrics {
-        self.all_metrics.worker(self.me)
-    }
-}
-
-/// [`Timeouts`] in milliseconds, for arithmetic on the worker's clock.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct TimeoutsMs {
-    pub(crate) header: u64,
-    pub(crate) body: u64,
-    pub(crate) keep_alive: u64,
-    pub(crate) send: u64,
-    pub(crate) linger: u64,
-    pub(crate) body_min_rate_per_s: u64,
-}
-
-impl From<&Timeouts> for TimeoutsMs {
-    fn from(t: &Timeouts) -> Self {
-        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        Self {
-            header: ms(t.header),
-            body: ms(t.body_idle),
-            keep_alive: ms(t.keep_alive),
-            send: ms(t.send),
-            linger: ms(t.linger),
-            body_min_rate_per_s: t.body_min_rate_per_s,
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {

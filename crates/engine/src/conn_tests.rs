@@ -1,6 +1,10 @@
 //! Unit tests of the connection state machine: bytes in, bytes out, on a fake clock.
 
 use super::*;
+use crate::metrics::ServerMetrics;
+use crate::pool::Pool;
+use crate::router::Router;
+use twelve_http::Limits;
 
 /// A context whose router also has the `/metrics` route, registered as the server does.
 pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {

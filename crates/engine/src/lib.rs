@@ -37,6 +37,7 @@ mod backend;
 pub mod bench_hook;
 mod config;
 mod conn;
+mod ctx;
 mod files;
 mod files_route;
 #[cfg(feature = "fuzzing")]
