@@ -219,4 +219,6 @@ print("\nShares of the server's samples (its process, every thread); classes as 
       "bench/kernel-profile.sh's header. The client's wake-up and the loopback receive path are "
       "the client's side of the connection, paid by the server's send on loopback.")
 PY
+# The stacks stay with the run, compressed (a few MB each as text).
+gzip -9f "$OUT"/raw/*.stacks
 cat "$OUT/summary.md"
