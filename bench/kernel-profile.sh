@@ -10,6 +10,8 @@
 #   pipelined  HttpArena's pipelined profile as HttpArena runs it: gcannon -c$CONNS -p 16 on
 #              GET /pipeline (Host only); servers twelve, twelve-uring (twelve-engine's
 #              httparena example), ringzero, libreactorng and rust-epoll
+#   baseline   HttpArena's baseline profile: gcannon -c$CONNS -p 1 with its three requests
+#              (GET, POST Content-Length, POST chunked on /baseline11); the same servers
 # Besides each class's share, the summary gives its server CPU time per request: the server's
 # CPU time over the whole client run (utime + stime of every process holding the listener)
 # over the requests the client counted, times the share.
@@ -30,7 +32,7 @@
 #   other kernel    the rest
 #
 # Usage: bench/kernel-profile.sh [OUTDIR]      (default bench/runs/<date>-kernel-profile)
-# Env:   WORKLOAD=json|pipelined  SERVERS (default: the workload's list above)
+# Env:   WORKLOAD=json|pipelined|baseline  SERVERS (default: the workload's list above)
 #        CONNS=256 (json) or 512 (pipelined, HttpArena's)  DURATION=14  SAMPLE=8  FREQ=2999
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor  ARENA_BIN=/tmp/peers/httparena
 #        SHARED=../shared  PORT=8090
@@ -43,9 +45,9 @@ OUT=${1:-$ROOT/bench/runs/$(date +%F)-kernel-profile}
 WORKLOAD=${WORKLOAD:-json}
 case $WORKLOAD in
   json) SERVERS=${SERVERS:-twelve twelve-uring libreactor}; CONNS=${CONNS:-256}; PATH_=/json ;;
-  pipelined) SERVERS=${SERVERS:-twelve twelve-uring ringzero libreactorng rust-epoll}
+  pipelined | baseline) SERVERS=${SERVERS:-twelve twelve-uring ringzero libreactorng rust-epoll}
              CONNS=${CONNS:-512}; PATH_=/pipeline ;;
-  *) echo "WORKLOAD must be json or pipelined" >&2; exit 2 ;;
+  *) echo "WORKLOAD must be json, pipelined or baseline" >&2; exit 2 ;;
 esac
 DURATION=${DURATION:-14}; SAMPLE=${SAMPLE:-8}; FREQ=${FREQ:-2999}
 PORT=${PORT:-8090}
@@ -82,6 +84,7 @@ trap cleanup EXIT
   case $WORKLOAD in
     json) echo "# Where a capped server's CPU goes: keep-alive json, wrk -c$CONNS" ;;
     pipelined) echo "# Where a capped server's CPU goes: HttpArena pipelined, gcannon -c$CONNS -p 16" ;;
+    baseline) echo "# Where a capped server's CPU goes: HttpArena baseline, gcannon -c$CONNS -p 1" ;;
   esac
   echo
   echo "- date: $(date -u +%FT%TZ); kernel $(uname -r); $(nproc) CPUs"
@@ -97,12 +100,12 @@ for name in $SERVERS; do
     twelve-uring:json) taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 --io uring > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
     libreactor:json) taskset -c 0 "$LIBREACTOR_BIN" > "$OUT/raw/$name.log" 2>&1 & port=8086 ;;
     # The httparena example picks its backend from TWELVE_IO, one worker per CPU of its mask.
-    twelve:pipelined) taskset -c 0 "$ARENA" "127.0.0.1:$PORT" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
-    twelve-uring:pipelined) TWELVE_IO=uring taskset -c 0 "$ARENA" "127.0.0.1:$PORT" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    twelve:pipelined | twelve:baseline) taskset -c 0 "$ARENA" "127.0.0.1:$PORT" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    twelve-uring:pipelined | twelve-uring:baseline) TWELVE_IO=uring taskset -c 0 "$ARENA" "127.0.0.1:$PORT" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
     # One reactor thread (argv[1]) beside ringzero's acceptor; the others size themselves from
     # the affinity mask (../shared/bench/arena/README.md).
-    ringzero:pipelined) PORT=$PORT taskset -c 0 "$ARENA_BIN/ringzero" 1 > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
-    libreactorng:pipelined | rust-epoll:pipelined)
+    ringzero:pipelined | ringzero:baseline) PORT=$PORT taskset -c 0 "$ARENA_BIN/ringzero" 1 > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
+    libreactorng:pipelined | rust-epoll:pipelined | libreactorng:baseline | rust-epoll:baseline)
       PORT=$PORT taskset -c 0 "$ARENA_BIN/$name" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
     *) echo "unknown server $name for WORKLOAD=$WORKLOAD" >&2; exit 2 ;;
   esac
@@ -113,9 +116,14 @@ for name in $SERVERS; do
   if [ "$WORKLOAD" = json ]; then
     timeout $((DURATION + 20)) taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HDRS[@]}" \
       "http://127.0.0.1:$port/json" > "$OUT/raw/$name-client.txt" 2>&1 &
-  else
+  elif [ "$WORKLOAD" = pipelined ]; then
     timeout $((DURATION + 20)) taskset -c 1 "$ARENA_BIN/gcannon" "http://127.0.0.1:$port/pipeline" \
       -c "$CONNS" -t 1 -d "${DURATION}s" -p 16 --json > "$OUT/raw/$name-client.txt" 2>&1 &
+  else
+    R=$SHARED/arena/requests
+    timeout $((DURATION + 20)) taskset -c 1 "$ARENA_BIN/gcannon" "http://127.0.0.1:$port" \
+      --raw "$R/get.raw,$R/post_cl.raw,$R/post_chunked.raw" -c "$CONNS" -t 1 -d "${DURATION}s" -p 1 \
+      --json > "$OUT/raw/$name-client.txt" 2>&1 &
   fi
   WRK=$!
   sleep 3
