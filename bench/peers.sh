@@ -92,6 +92,7 @@ stop_extra() { # the servers started here rather than by common.sh or a starter 
   EXTRA_PIDS=()
 }
 cleanup() {
+  resume_others
   [ ${#CAPPED[@]} -eq 0 ] || "$SHARED/cpu-quota.sh" off "${CAPPED[@]}" >/dev/null 2>&1 || true
   stop_servers
   stop_extra
@@ -183,6 +184,43 @@ print(s["2xx"], d["rps"], d["responses"] - s["2xx"] + sum(d["errors"].values()))
       END {print n, r, e + 0}' "$1"
   fi
 }
+# The processes holding the listening socket on each port given.
+listener_pids() { # PORT...
+  local port
+  for port in "$@"; do
+    ss -Hltnp "sport = :$port" | grep -o 'pid=[0-9]*' | cut -d= -f2
+  done | sort -u
+}
+# Takes every server of a test but the one measured out of the capped cgroup for the length
+# of its run, and puts them back after. The servers share one cap (cpu-quota.sh's cgroup), and
+# an idle server is not always idle: ringzero's threads, with nothing to serve, used 12% to
+# 28% of the shared cap while another server was under load (0.58 s of a 5 s run under
+# twelve's, 0.70 s under libreactorng's; 3% with the CPU otherwise idle), which the measured
+# server then lacked. Out of the cgroup they still share CPU 0, whose other half the capped
+# server cannot use. Stopping them instead is no good: TechEmpower's libreactor shuts down
+# when its worker is stopped or frozen.
+CAP_CG=""
+for d in /sys/fs/cgroup/cpu/benchsrv /sys/fs/cgroup/benchsrv; do
+  if [ -d "${d%/*}" ] && [ -f "${d%/*}/cgroup.procs" ]; then CAP_CG=$d; break; fi
+done
+PAUSED=()
+pause_others() { # PORT_MEASURED name=port...
+  local keep=$1 target port p
+  shift
+  PAUSED=()
+  [ -n "$CAP_CG" ] && [ -d "$CAP_CG" ] || return 0
+  for target in "$@"; do
+    port=${target##*=}
+    [ "$port" = "$keep" ] && continue
+    mapfile -t -O "${#PAUSED[@]}" PAUSED < <(listener_pids "$port")
+  done
+  for p in "${PAUSED[@]}"; do echo "$p" > "${CAP_CG%/*}/cgroup.procs" 2>/dev/null || true; done
+}
+resume_others() {
+  local p
+  for p in "${PAUSED[@]}"; do echo "$p" > "$CAP_CG/cgroup.procs" 2>/dev/null || true; done
+  PAUSED=()
+}
 # Interleaved rounds of TEST over name=port targets; one TSV row per measured run.
 measure() { # TSV TEST ROUNDS name=port...
   local tsv=$1 t=$2 rounds=$3 r target name port f s0 s1 u s n rps e rc
@@ -192,6 +230,7 @@ measure() { # TSV TEST ROUNDS name=port...
     for target in "$@"; do
       name=${target%%=*}; port=${target##*=}
       f="$OUT/raw/$t-$name-$r.txt"
+      pause_others "$port" "$@"
       client "$t" "$port" "$WARM_S" > /dev/null 2>&1 || true   # warm-up, not measured
       sleep 1
       s0=$(srv_cpu "$port")
@@ -202,6 +241,7 @@ measure() { # TSV TEST ROUNDS name=port...
         echo "peers.sh: $t against $name, round $r, exited $rc: see $f" >&2; exit 1
       fi
       s1=$(srv_cpu "$port")
+      resume_others
       read -r u s < "$f.time"
       read -r n rps e < <(counts "$f") || true
       if [ -z "$n" ] || [ "$n" = 0 ]; then echo "peers.sh: no request count in $f" >&2; exit 1; fi
