@@ -37,7 +37,7 @@ pub struct LoadArgs {
     /// Arrival process of the open model.
     #[arg(long, value_name = "KIND", default_value = "uniform", value_parser = ["uniform", "poisson"])]
     pub arrival: String,
-    /// Seed of the Poisson arrivals.
+    /// Seed of the Poisson arrivals and of the {rand:MIN:MAX} values of request templates.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Requests in flight per connection (one send per batch, one latency per request).
@@ -142,6 +142,7 @@ impl LoadArgs {
             (None, None) => Vec::new(),
         };
         c.pipeline = self.pipeline;
+        c.seed = self.seed;
         c.keep_alive = !self.close;
         c.requests_per_conn = self.requests_per_conn;
         c.stop = match requests {

@@ -166,6 +166,8 @@ pub struct Config {
     pub unix_socket: Option<std::path::PathBuf>,
     /// TLS client configuration, for `https://` targets.
     pub tls: Option<twelve_tls::ClientTls>,
+    /// Seed of the `{rand:MIN:MAX}` values (each worker draws from its own stream of it).
+    pub seed: u64,
 }
 
 impl Config {
@@ -193,6 +195,7 @@ impl Config {
             ramp: None,
             unix_socket: None,
             tls: None,
+            seed: 1,
         }
     }
 
@@ -213,6 +216,7 @@ impl Config {
         if self.targets.iter().any(|t| t.tls != self.targets[0].tls) {
             return bad("all URLs must use the same scheme (http:// or https://)");
         }
+        crate::request::check_templates(self)?;
         if self.targets[0].tls && self.tls.is_none() {
             return bad("https:// needs a TLS client configuration");
         }

@@ -105,6 +105,8 @@ pub(crate) struct Conn {
     ever_open: bool,
     /// Whether the slot is on the worker's ready list (open model).
     in_ready: bool,
+    /// The window being written, rendered with its own numbers, in a templated run.
+    rendered: Vec<u8>,
 }
 
 impl Conn {
@@ -127,6 +129,7 @@ impl Conn {
             reserved: 0,
             ever_open: false,
             in_ready: false,
+            rendered: Vec::new(),
         }
     }
 
@@ -240,8 +243,9 @@ impl Conn {
         self.queued += 1;
     }
 
-    /// Makes the queued requests one window, written by one `send`; returns its size.
-    pub(crate) fn start_window(&mut self) -> usize {
+    /// Makes the queued requests one window, written by one `send`; returns its size. A
+    /// templated run renders the window here, once, so a short write resumes the same bytes.
+    pub(crate) fn start_window(&mut self, requests: &RequestSet, rng: &mut u64) -> usize {
         let count = std::mem::take(&mut self.queued);
         if count > 0 {
             self.pending = Some(Pending {
@@ -249,6 +253,9 @@ impl Conn {
                 count,
                 sent: 0,
             });
+            if requests.is_templated() {
+                requests.render(self.next_url, count, rng, &mut self.rendered);
+            }
             self.next_url = (self.next_url + count) % self.setup.urls;
             self.sent_here += count as u64;
         }
@@ -257,9 +264,13 @@ impl Conn {
 
     /// The bytes of the window still to write.
     #[inline]
-    pub(crate) fn unsent<'r>(&self, requests: &'r RequestSet) -> Option<&'r [u8]> {
+    pub(crate) fn unsent<'a>(&'a self, requests: &'a RequestSet) -> Option<&'a [u8]> {
         let p = self.pending?;
-        Some(requests.window_from(p.first, p.count, p.sent))
+        Some(if requests.is_templated() {
+            &self.rendered[p.sent..]
+        } else {
+            requests.window_from(p.first, p.count, p.sent)
+        })
     }
 
     /// The whole window is written; returns whether a short write had stalled it (the driver
@@ -376,7 +387,7 @@ mod tests {
         assert_eq!(conn.room(), 3);
         conn.queue(10, 20);
         conn.queue(11, 20);
-        assert_eq!(conn.start_window(), 2);
+        assert_eq!(conn.start_window(&requests, &mut 1), 2);
         assert_eq!(
             conn.room(),
             0,
@@ -386,7 +397,7 @@ mod tests {
         assert!(!conn.sent_all());
         assert_eq!(conn.room(), 1);
         conn.queue(12, 30);
-        conn.start_window();
+        conn.start_window(&requests, &mut 1);
         // The rotation goes on where the last window stopped: URL 0 again.
         assert_eq!(conn.unsent(&requests), Some(requests.window(0, 1)));
     }
@@ -396,7 +407,7 @@ mod tests {
         let (mut conn, requests) = setup(2, None);
         conn.queue(0, 0);
         conn.queue(0, 0);
-        conn.start_window();
+        conn.start_window(&requests, &mut 1);
         let whole = requests.window(0, 2);
         assert!(conn.sent_part(5), "the first stall arms writability");
         assert!(
@@ -409,13 +420,38 @@ mod tests {
     }
 
     #[test]
+    fn a_templated_window_is_rendered_once_and_resumed_as_rendered() {
+        let c = Config::new(vec![Target::parse("http://127.0.0.1:9/{seq:10}").unwrap()]);
+        let requests = RequestSet::build(&c);
+        let mut conn = Conn::new(ConnSetup {
+            pipeline: 2,
+            per_conn: None,
+            urls: 1,
+            head: false,
+        });
+        conn.connecting(0);
+        conn.queue(0, 0);
+        conn.start_window(&requests, &mut 1);
+        assert!(conn.unsent(&requests).unwrap().starts_with(b"GET /10 "));
+        conn.sent_part(5);
+        assert_eq!(
+            conn.unsent(&requests).unwrap(),
+            b"10 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n"
+        );
+        conn.sent_all();
+        conn.queue(0, 0);
+        conn.start_window(&requests, &mut 1);
+        assert!(conn.unsent(&requests).unwrap().starts_with(b"GET /11 "));
+    }
+
+    #[test]
     fn answers_pair_with_requests_oldest_first_across_every_split() {
         let two = [OK, OK].concat();
         for split in 0..=two.len() {
-            let (mut conn, _) = setup(2, None);
+            let (mut conn, requests) = setup(2, None);
             conn.queue(1, 2);
             conn.queue(3, 4);
-            conn.start_window();
+            conn.start_window(&requests, &mut 1);
             conn.sent_all();
             let mut got = Vec::new();
             for part in [&two[..split], &two[split..]] {
@@ -442,10 +478,10 @@ mod tests {
 
     #[test]
     fn the_last_answer_of_the_quota_closes() {
-        let (mut conn, _) = setup(2, Some(2));
+        let (mut conn, requests) = setup(2, Some(2));
         conn.queue(0, 0);
         conn.queue(0, 0);
-        conn.start_window();
+        conn.start_window(&requests, &mut 1);
         conn.sent_all();
         assert_eq!(conn.quota(), 0);
         assert_eq!(conn.quota_when_reopened(), 2);
@@ -457,9 +493,9 @@ mod tests {
 
     #[test]
     fn connection_close_closes_after_the_answer() {
-        let (mut conn, _) = setup(1, None);
+        let (mut conn, requests) = setup(1, None);
         conn.queue(0, 0);
-        conn.start_window();
+        conn.start_window(&requests, &mut 1);
         feed(
             &mut conn,
             b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
@@ -469,9 +505,9 @@ mod tests {
 
     #[test]
     fn a_head_larger_than_the_buffer_has_nowhere_to_go() {
-        let (mut conn, _) = setup(1, None);
+        let (mut conn, requests) = setup(1, None);
         conn.queue(0, 0);
-        conn.start_window();
+        conn.start_window(&requests, &mut 1);
         let buf = conn.read_buf().unwrap();
         let n = buf.len();
         buf.fill(b'a');
@@ -487,9 +523,9 @@ mod tests {
         ($($name:ident: $bytes:expr => $want:expr;)*) => {$(
             #[test]
             fn $name() {
-                let (mut conn, _) = setup(1, None);
+                let (mut conn, requests) = setup(1, None);
                 conn.queue(0, 0);
-                conn.start_window();
+                conn.start_window(&requests, &mut 1);
                 feed(&mut conn, $bytes);
                 assert_eq!(conn.next_answer(), Ok(None));
                 assert_eq!(conn.on_eof().map(|a| a.map(|a| a.code)), $want);
@@ -507,10 +543,10 @@ mod tests {
 
     #[test]
     fn reset_keeps_the_reservation_and_forgets_the_rest() {
-        let (mut conn, _) = setup(2, Some(5));
+        let (mut conn, requests) = setup(2, Some(5));
         conn.reserve(2);
         conn.queue(0, 0);
-        conn.start_window();
+        conn.start_window(&requests, &mut 1);
         conn.set_ready(true);
         conn.reset(7);
         assert_eq!(conn.phase(), Phase::Closed { retry_at_ns: 7 });

@@ -28,6 +28,8 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     pub(crate) tally: Tally,
     /// Per slot: the phases of the connection's first request.
     marks: Vec<Marks>,
+    /// This worker's `{rand}` stream (templated runs).
+    rng: u64,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -63,6 +65,11 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             open_now: 0,
             tally,
             marks: vec![Marks::default(); slots],
+            // A stream per worker and shard, all from --seed; `stagger` differs per worker.
+            rng: cfg.seed
+                ^ (stagger as u64)
+                    .wrapping_add(cfg.shard.map_or(0, |s| u64::from(s.index) << 32))
+                    .wrapping_mul(0xD1B5_4A32_D192_ED03),
         }
     }
 
@@ -261,7 +268,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
 
     /// One `send` for the requests just queued on connection `i`.
     fn send_window(&mut self, i: usize, now: u64) {
-        self.conns[i].start_window();
+        self.conns[i].start_window(&self.s.requests, &mut self.rng);
         self.resume_send(i, now);
     }
 

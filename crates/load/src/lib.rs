@@ -36,6 +36,7 @@ pub mod sim;
 pub mod source;
 mod tally;
 pub mod targets;
+mod template;
 mod tls;
 mod worker;
 
@@ -51,3 +52,4 @@ pub use schedule::Schedule;
 pub use shard::{JOB_COMPLETION_INDEX, Shard};
 pub use source::parse_sources;
 pub use targets::parse_targets;
+pub use template::TemplateError;

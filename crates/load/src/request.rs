@@ -1,23 +1,42 @@
 //! Request bytes, built once per run. A pipelined batch of `k` requests starting at URL `i`
 //! is one contiguous slice of a pre-built buffer, so a batch is one `send` with no copying
-//! and no allocation.
-use crate::config::{Config, Target};
+//! and no allocation. A templated run (`{seq}`, `{rand:MIN:MAX}`, see [`crate::template`])
+//! copies that slice into the connection's own buffer and writes fresh numbers over its
+//! placeholders.
+use crate::config::{Config, ConfigError, Target};
+use crate::template::{self, Hole};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Every request of a run, laid out so any window of up to `depth` consecutive requests
 /// (URLs taken in turn) is contiguous.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RequestSet {
     bytes: Vec<u8>,
     /// `offsets[j]..offsets[j + 1]` is the j-th request of the repeated sequence.
     offsets: Vec<usize>,
     urls: usize,
     head: bool,
+    /// Per URL, its placeholders (offsets within the request); all empty in most runs.
+    holes: Vec<Vec<Hole>>,
+    templated: bool,
+    /// Requests of this process that took a sequence number so far.
+    seq: AtomicU64,
+    /// This shard's (index, count): its sequence numbers are `index + count × n`.
+    stripe: (u64, u64),
 }
 
 impl RequestSet {
-    /// Builds the bytes for `config`'s targets, method, headers and body.
+    /// Builds the bytes for `config`'s targets, method, headers and body. A placeholder that
+    /// cannot be read stays as text; [`check_templates`] (run by `Config::validate`) refuses
+    /// it first.
     pub fn build(config: &Config) -> Self {
-        let one: Vec<Vec<u8>> = config.targets.iter().map(|t| encode(config, t)).collect();
+        let (one, holes): (Vec<Vec<u8>>, Vec<Vec<Hole>>) = config
+            .targets
+            .iter()
+            .map(|t| {
+                compile(config, t).unwrap_or_else(|_| (encode(config, t, &config.body), Vec::new()))
+            })
+            .unzip();
         let urls = one.len();
         // Enough repeats that a window of `pipeline` requests starting at any URL fits.
         let repeats = 1 + config.pipeline.div_ceil(urls);
@@ -29,6 +48,9 @@ impl RequestSet {
                 offsets.push(bytes.len());
             }
         }
+        let stripe = config
+            .shard
+            .map_or((0, 1), |s| (u64::from(s.index), u64::from(s.count)));
         Self {
             bytes,
             offsets,
@@ -40,6 +62,39 @@ impl RequestSet {
                 .and_then(|t| t.method.as_deref())
                 .unwrap_or(&config.method)
                 .eq_ignore_ascii_case("HEAD"),
+            templated: holes.iter().any(|h| !h.is_empty()),
+            holes,
+            seq: AtomicU64::new(0),
+            stripe,
+        }
+    }
+
+    /// Whether requests carry placeholders: windows then come from [`RequestSet::render`].
+    #[inline]
+    pub fn is_templated(&self) -> bool {
+        self.templated
+    }
+
+    /// Writes the window of `count` requests starting with URL `first % urls` into `out`,
+    /// each placeholder with a fresh value (`rng`: the worker's `{rand}` stream). One atomic
+    /// add per window hands out its sequence numbers.
+    pub fn render(&self, first: usize, count: usize, rng: &mut u64, out: &mut Vec<u8>) {
+        let i = first % self.urls;
+        let base = self.offsets[i];
+        out.clear();
+        out.extend_from_slice(&self.bytes[base..self.offsets[i + count]]);
+        let n0 = self.seq.fetch_add(count as u64, Ordering::Relaxed);
+        let (index, stride) = self.stripe;
+        for j in 0..count {
+            let at = self.offsets[i + j] - base;
+            let end = self.offsets[i + j + 1] - base;
+            let seq = index.wrapping_add(stride.wrapping_mul(n0 + j as u64));
+            template::fill(
+                &mut out[at..end],
+                &self.holes[(i + j) % self.urls],
+                seq,
+                rng,
+            );
         }
     }
 
@@ -67,11 +122,31 @@ impl RequestSet {
     }
 }
 
-/// One target's request: its own method, headers and body where it has them (a targets
-/// file), the run's otherwise; the run's headers come first.
-fn encode(config: &Config, t: &Target) -> Vec<u8> {
+/// Refuses a placeholder that cannot be read in any target's request.
+pub fn check_templates(config: &Config) -> Result<(), ConfigError> {
+    for t in &config.targets {
+        compile(config, t).map_err(|e| ConfigError(format!("{}: {e}", t.url)))?;
+    }
+    Ok(())
+}
+
+/// One target's request with its placeholders at their first values, and where they are. The
+/// body is compiled first: its fixed-width length is the `Content-Length`.
+fn compile(config: &Config, t: &Target) -> Result<(Vec<u8>, Vec<Hole>), template::TemplateError> {
+    let (body, body_holes) = template::compile(t.body.as_deref().unwrap_or(&config.body))?;
+    let head = encode(config, t, &body);
+    let head_len = head.len() - body.len();
+    let (mut bytes, mut holes) = template::compile(&head[..head_len])?;
+    let at = bytes.len();
+    bytes.extend_from_slice(&body);
+    holes.extend(body_holes.into_iter().map(|h| Hole { at: h.at + at, ..h }));
+    Ok((bytes, holes))
+}
+
+/// One target's request: its own method and headers where it has them (a targets file), the
+/// run's otherwise, the run's headers first; then `body`.
+fn encode(config: &Config, t: &Target, body: &[u8]) -> Vec<u8> {
     let method = t.method.as_deref().unwrap_or(&config.method);
-    let body = t.body.as_deref().unwrap_or(&config.body);
     let headers = || config.headers.iter().chain(&t.headers);
     let has = |name: &str| {
         headers().any(|h| {
@@ -170,5 +245,96 @@ POST /b HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-Run: 1\r\nX-Target: 2\r\nContent-Leng
             set.window(0, 1),
             b"POST / HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-A: 1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi"
         );
+    }
+
+    fn templated(urls: &[&str], body: &str) -> Config {
+        let mut c = config(urls);
+        c.method = "POST".into();
+        c.body = body.as_bytes().to_vec();
+        c.pipeline = 3;
+        c
+    }
+
+    fn rendered(set: &RequestSet, first: usize, count: usize, rng: &mut u64) -> String {
+        let mut out = Vec::new();
+        set.render(first, count, rng, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_window_of_templates_takes_consecutive_numbers_and_keeps_its_length() {
+        let c = templated(
+            &[
+                "http://127.0.0.1:9/a/{seq:100}",
+                "http://127.0.0.1:9/b/{seq:100}",
+            ],
+            "{\"id\":{seq:5000},\"r\":{rand:1:9}}",
+        );
+        let set = RequestSet::build(&c);
+        assert!(set.is_templated());
+        let mut rng = 1;
+        let first = rendered(&set, 1, 3, &mut rng);
+        assert_eq!(
+            first.len(),
+            set.window(1, 3).len(),
+            "fixed widths keep the length"
+        );
+        // Each {rand:1:9} is one digit from 1 to 9; mask them to compare the rest exactly.
+        let masked: String = first
+            .split("\"r\":")
+            .enumerate()
+            .map(|(k, part)| {
+                if k == 0 {
+                    return part.to_string();
+                }
+                assert!(matches!(part.as_bytes()[0], b'1'..=b'9'), "{first}");
+                format!("\"r\":X{}", &part[1..])
+            })
+            .collect();
+        let one = |path: &str, id: u32| {
+            format!(
+                "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:9\r\nContent-Length: 17\r\n\r\n\
+                 {{\"id\":{id},\"r\":X}}"
+            )
+        };
+        assert_eq!(
+            masked,
+            one("/b/100", 5000) + &one("/a/101", 5001) + &one("/b/102", 5002),
+            "one number per request, shared by path and body, in order"
+        );
+        // The next window goes on from the next number.
+        assert!(rendered(&set, 0, 1, &mut rng).starts_with("POST /a/103 "));
+    }
+
+    #[test]
+    fn shards_take_interleaved_numbers() {
+        let mut seen = Vec::new();
+        for index in 0..3 {
+            let mut c = templated(&["http://127.0.0.1:9/{seq:10}"], "");
+            c.shard = Some(crate::Shard::new(index, 3).unwrap());
+            let set = RequestSet::build(&c);
+            for _ in 0..4 {
+                let r = rendered(&set, 0, 1, &mut 1);
+                seen.push(r[6..8].parse::<u32>().unwrap());
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (10..22).collect::<Vec<_>>(),
+            "each number once across shards"
+        );
+    }
+
+    #[test]
+    fn a_bad_placeholder_is_refused_by_validate_naming_the_url() {
+        let mut c = config(&["http://127.0.0.1:9/{rand:9:1}"]);
+        c.tls = None;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("http://127.0.0.1:9/{rand:9:1}") && e.contains("MIN is larger"),
+            "{e}"
+        );
+        assert!(!RequestSet::build(&config(&["http://127.0.0.1:9/x"])).is_templated());
     }
 }

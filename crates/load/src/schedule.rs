@@ -257,13 +257,21 @@ fn skip_to_stripe(p: &mut Poisson, stride: u64, phase: u64, mean_gap_ns: f64) {
     }
 }
 
-/// An exponential gap with the given mean (inverse-CDF of a uniform from splitmix64).
-fn exp_gap(rng: &mut u64, mean_ns: f64) -> f64 {
-    *rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *rng;
+/// The next draw of a splitmix64 stream (Steele, Lea and Flood, 2014): the Poisson gaps' and
+/// the `{rand}` templates' source. Statistical quality is all a load pattern needs, so a
+/// seedable five-line generator beats a dependency.
+#[inline]
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
+    z ^ (z >> 31)
+}
+
+/// An exponential gap with the given mean (inverse-CDF of a uniform from splitmix64).
+fn exp_gap(rng: &mut u64, mean_ns: f64) -> f64 {
+    let z = splitmix64(rng);
     // 53 random bits in (0, 1].
     let u = ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
     -u.ln() * mean_ns
