@@ -8,7 +8,7 @@
 //! code; the only syscalls it causes are the `Io` calls (per request: one `send`, one `recv`).
 use crate::clock::Clock;
 use crate::config::{Model, Stop};
-use crate::conn::{Answer, Conn, ConnSetup, Failure, Phase};
+use crate::conn::{Answer, Conn, ConnSetup, Failure, Phase, RECV_BUF};
 use crate::io::{Event, Io};
 use crate::phases::Marks;
 use crate::tally::Tally;
@@ -30,6 +30,8 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     marks: Vec<Marks>,
     /// This worker's `{rand}` stream (templated runs).
     rng: u64,
+    /// Every connection's reads land here (see `conn`): one buffer per worker.
+    rx: Box<[u8]>,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -70,6 +72,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                 ^ (stagger as u64)
                     .wrapping_add(cfg.shard.map_or(0, |s| u64::from(s.index) << 32))
                     .wrapping_mul(0xD1B5_4A32_D192_ED03),
+            rx: vec![0; RECV_BUF].into_boxed_slice(),
         }
     }
 
@@ -300,12 +303,8 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     }
 
     fn on_readable(&mut self, i: usize, now: u64) {
-        let Some(buf) = self.conns[i].read_buf() else {
-            // A response head larger than the whole buffer.
-            self.fail(i, Failure::Parse, now);
-            return;
-        };
-        let got = self.io.recv(i, buf);
+        let kept = self.conns[i].restore_tail(&mut self.rx);
+        let got = self.io.recv(i, &mut self.rx[kept..]);
         if self.io.handshake_done(i) {
             self.marks[i].handshaken(now);
         }
@@ -313,7 +312,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             Ok(0) => self.on_eof(i, now),
             Ok(n) => {
                 self.marks[i].bytes(now);
-                self.conns[i].on_read(n);
+                self.conns[i].on_read(kept + n);
                 self.tally.bytes_read(n);
                 self.parse_responses(i, now);
             }
@@ -327,7 +326,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
 
     fn parse_responses(&mut self, i: usize, now: u64) {
         loop {
-            match self.conns[i].next_answer() {
+            match self.conns[i].next_answer(&self.rx) {
                 Ok(Some(a)) => {
                     if !self.on_answer(i, &a, now) {
                         return;
