@@ -76,6 +76,11 @@ pub struct LoadArgs {
     /// as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
+    /// Socket engine: epoll (readiness; a send and a recv per request window), uring
+    /// (io_uring completions: one io_uring_enter per loop turn for all its sends and receives),
+    /// or auto (uring where the kernel allows it, else epoll, saying why).
+    #[arg(long = "io", value_name = "ENGINE", default_value = "epoll", value_parser = ["epoll", "uring", "auto"])]
+    pub io: String,
     /// Spread connections over these source addresses (127.0.0.2-127.0.0.40, or a comma
     /// list): each brings its own range of local ports, the way out of EADDRNOTAVAIL.
     #[arg(long, value_name = "LIST")]
@@ -157,12 +162,34 @@ impl LoadArgs {
         c.timeout = parse_duration(&self.timeout).context("--timeout")?;
         c.connect_timeout = parse_duration(&self.connect_timeout).context("--connect-timeout")?;
         c.coalesce = self.coalesce;
+        c.io = self.client_io()?;
         if let Some(text) = &self.source {
             c.sources = twelve_load::parse_sources(text)?;
         }
         self.connect_to(&mut c)?;
         c.unix_socket = self.unix_socket.clone();
         Ok(c)
+    }
+
+    /// The socket engine `--io` asks for, probed: `uring` where io_uring cannot run is an
+    /// error, `auto` then falls back to epoll with one line saying why.
+    fn client_io(&self) -> anyhow::Result<twelve_load::ClientIo> {
+        use twelve_load::ClientIo;
+        if self.io == "epoll" {
+            return Ok(ClientIo::Epoll);
+        }
+        match twelve_sys::ring::probe() {
+            Ok(()) => Ok(ClientIo::Uring),
+            Err(e) if self.io == "auto" => {
+                eprintln!(
+                    "twelve bench: --io auto: io_uring is unavailable here ({e}); using epoll"
+                );
+                Ok(ClientIo::Epoll)
+            }
+            Err(e) => anyhow::bail!(
+                "--io uring: io_uring is unavailable here ({e}); use --io epoll or --io auto"
+            ),
+        }
     }
 
     /// Points every target at `--connect-to`'s address, when given.

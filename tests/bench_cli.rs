@@ -456,6 +456,28 @@ fn connect_to_sends_elsewhere_than_the_urls_host() {
     assert_eq!(doc["errors"]["status"]["200"], 50, "{doc}");
 }
 
+/// `--io uring` runs the same dispatch over io_uring: every answer counted, pipelined too.
+#[test]
+fn the_io_uring_engine_counts_every_answer() {
+    if let Err(e) = twelve_sys::ring::probe() {
+        return skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
+    }
+    let server = Server::start();
+    let url = format!("http://127.0.0.1:{}/json", server.1);
+    for depth in ["1", "8"] {
+        let out = bench(&[
+            &url, "--io", "uring", "-n", "3000", "-c", "8", "-t", "2", "-p", depth, "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["errors"]["status"]["200"], 3000, "-p {depth}: {doc}");
+        assert_eq!(doc["errors"]["total"], 0, "-p {depth}: {doc}");
+    }
+    let out = bench(&[&url, "--io", "kqueue", "-n", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--io"), "{}", stderr(&out));
+}
+
 #[test]
 fn bad_targets_line_is_named() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli_targets");

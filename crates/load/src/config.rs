@@ -107,6 +107,16 @@ pub enum Model {
     },
 }
 
+/// The socket engine the workers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClientIo {
+    /// Readiness: `epoll_wait`, then a `send` and a `recv` per window.
+    #[default]
+    Epoll,
+    /// Completions: one `io_uring_enter` per loop turn for its sends and receives.
+    Uring,
+}
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -168,6 +178,8 @@ pub struct Config {
     pub tls: Option<twelve_tls::ClientTls>,
     /// Seed of the `{rand:MIN:MAX}` values (each worker draws from its own stream of it).
     pub seed: u64,
+    /// The socket engine.
+    pub io: ClientIo,
 }
 
 impl Config {
@@ -196,6 +208,7 @@ impl Config {
             unix_socket: None,
             tls: None,
             seed: 1,
+            io: ClientIo::Epoll,
         }
     }
 

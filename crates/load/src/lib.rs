@@ -38,12 +38,14 @@ mod tally;
 pub mod targets;
 mod template;
 mod tls;
+mod uring;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};
 pub use coalesce::Coalesce;
 pub use config::{
-    Arrival, Config, ConfigError, Model, Stop, Target, parse_count, parse_duration, parse_rate,
+    Arrival, ClientIo, Config, ConfigError, Model, Stop, Target, parse_count, parse_duration,
+    parse_rate,
 };
 pub use live::ErrorKinds;
 pub use ramp::Ramp;

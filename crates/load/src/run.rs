@@ -2,7 +2,7 @@
 //! CPU entry with its share of the connections, reports progress, and gathers the results.
 use crate::clock::{Clock, MonoClock};
 use crate::coalesce::Coalesce;
-use crate::config::{Arrival, Config, ConfigError, Model, Stop};
+use crate::config::{Arrival, ClientIo, Config, ConfigError, Model, Stop};
 use crate::live::LiveSum;
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
@@ -263,19 +263,48 @@ fn worker_main(
         // latency (prctl(2)).
         let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
     }
-    match (&shared.config.tls, &shared.config.targets[0]) {
-        (Some(tls), target) if target.tls => {
-            let name = twelve_tls::ClientTls::server_name(target.host())
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-            let cfg = &shared.config;
-            // As `Worker::new`: workers before this one hold about `id * c / t` slots.
-            let first_slot = id * cfg.connections / cfg.worker_cpus.len();
+    let cfg = &shared.config;
+    let target = &cfg.targets[0];
+    // As `Worker::new`: workers before this one hold about `id * c / t` slots.
+    let first_slot = id * cfg.connections / cfg.worker_cpus.len();
+    match cfg.io {
+        ClientIo::Epoll if !target.tls => Ok(Worker::new(id, shared, conns, tx)?.run()),
+        ClientIo::Epoll => {
             let socket = crate::epoll::EpollIo::new(target.addr, conns, &cfg.sources, first_slot)?;
-            let io = crate::tls::TlsIo::new(socket, tls.clone(), name, conns);
-            Ok(Worker::with_io(id, shared, conns, tx, io).run())
+            with_tls(shared, id, conns, tx, socket)
         }
-        _ => Ok(Worker::new(id, shared, conns, tx)?.run()),
+        ClientIo::Uring => {
+            let mut socket =
+                crate::uring::UringIo::new(target.addr, conns, &cfg.sources, first_slot)?;
+            if let Some(path) = &cfg.unix_socket {
+                socket = socket.with_unix(path)?;
+            }
+            if target.tls {
+                return with_tls(shared, id, conns, tx, socket);
+            }
+            Ok(Worker::with_io(id, shared, conns, tx, socket).run())
+        }
     }
+}
+
+/// Runs the worker with TLS between the dispatch and `socket`.
+fn with_tls<I: crate::io::Io>(
+    shared: &Shared<MonoClock>,
+    id: usize,
+    conns: usize,
+    tx: Option<mpsc::Sender<Interval>>,
+    socket: I,
+) -> std::io::Result<WorkerResult> {
+    let tls = shared.config.tls.as_ref().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "https:// without a TLS client configuration",
+        )
+    })?;
+    let name = twelve_tls::ClientTls::server_name(shared.config.targets[0].host())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let io = crate::tls::TlsIo::new(socket, tls.clone(), name, conns);
+    Ok(Worker::with_io(id, shared, conns, tx, io).run())
 }
 
 /// Merges the workers' log intervals by index into one record per interval of `every`.

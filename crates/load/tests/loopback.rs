@@ -2,12 +2,34 @@
 //! over loopback: exact request counts, `--close`, pipelining, requests per connection, the
 //! open model, and each failure landing in its error class. Every run is bounded by a request
 //! count or a sub-second duration.
+//!
+//! The suite runs on the epoll engine, and on io_uring with `TWELVE_TEST_IO=uring` (CI's second
+//! pass); where io_uring is unavailable that pass says so and runs on epoll (a failure under
+//! `TWELVE_REQUIRE_ALL_TESTS=1`).
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use twelve_load::{Arrival, Config, Model, Stop, Target};
+use twelve_load::{Arrival, ClientIo, Config, Model, Stop, Target};
+
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
+
+/// The engine of this pass of the suite (see the module documentation).
+fn test_io() -> ClientIo {
+    static IO: std::sync::OnceLock<ClientIo> = std::sync::OnceLock::new();
+    *IO.get_or_init(|| match std::env::var("TWELVE_TEST_IO").as_deref() {
+        Ok("uring") => match twelve_sys::ring::probe() {
+            Ok(()) => ClientIo::Uring,
+            Err(e) => {
+                skip::skip_or_fail(format!("io_uring unavailable here ({e}); running on epoll"));
+                ClientIo::Epoll
+            }
+        },
+        _ => ClientIo::Epoll,
+    })
+}
 use twelve_report::{JsonReport, RunResult, Summary};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -122,6 +144,7 @@ fn config(addr: SocketAddr, stop: Stop) -> Config {
     c.connections = 4;
     c.worker_cpus = vec![None, None];
     c.timeout = Duration::from_millis(300);
+    c.io = test_io();
     c
 }
 

@@ -1,0 +1,392 @@
+//! The io_uring [`Io`]: the same dispatch over a completion ring ([`twelve_sys::ring::Ring`])
+//! instead of readiness, so that a loop turn costs one `io_uring_enter` for every send of the
+//! turn and every completion it reaps, where the epoll engine pays a `send` and a `recv` per
+//! window and an `epoll_wait` per turn. HttpArena's gcannon is built this way.
+//!
+//! How the readiness contract maps onto completions:
+//! - `connect` is the plain non-blocking syscall; its end comes as a one-shot `POLLOUT` poll
+//!   through the ring, reported as writability. `finish_connect` then arms one multishot
+//!   receive into the ring's provided buffers, which stays armed for the connection's life.
+//! - `recv` hands out bytes the kernel already received (copied from the provided buffers,
+//!   which go back at once) or `EAGAIN`; a slot with bytes, an end or an error left over is
+//!   reported readable again by the next poll, which then does not block.
+//! - `send` copies the window into the slot's own buffer, queues the send, and reports it all
+//!   taken: a short completion is resubmitted here, and a failed one shows up as the
+//!   connection's next `recv` error (counted as a read error). So a write never stalls from
+//!   the dispatch's view and `want_write` has nothing to do.
+//! - `close` cancels the connection's operations; the descriptor is closed through the ring
+//!   once their last completion arrived (closing it earlier would leave the multishot receive
+//!   holding the socket). The slot can connect again at once: completions carry the
+//!   connection's generation, and a stale one only settles its own connection's count.
+use crate::io::{Event, Io};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::io::Errno;
+use rustix::net::{self, AddressFamily, SocketFlags, SocketType};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Duration;
+use twelve_sys::ring::{Completion, Event as Done, RecvBuf, Ring};
+
+/// Submission entries; a turn with more submissions enters more than once.
+const ENTRIES: u32 = 1024;
+/// Bytes per provided receive buffer: gcannon's default (`--recv-buf 4096`).
+const BUF_SIZE: u32 = 4096;
+
+/// One connection on a slot: its socket and how many of its operations have not completed.
+struct Link {
+    fd: OwnedFd,
+    tag: u64,
+    ops: u32,
+}
+
+#[derive(Default)]
+struct Slot {
+    live: Option<Link>,
+    gen_: u32,
+    /// Received and not yet handed to the dispatch; the front one read up to `offset`.
+    rx: VecDeque<RecvBuf>,
+    offset: usize,
+    eof: bool,
+    err: Option<Errno>,
+    /// The multishot receive ended without an end or error (the buffer ring ran dry): arm it
+    /// again on the next poll, after the dispatch has given buffers back.
+    rearm: bool,
+    /// A send is in flight; windows queued meanwhile wait in `backlog`.
+    sending: bool,
+    backlog: Vec<u8>,
+    /// The slot's send buffer while no send is in flight.
+    spare: Vec<u8>,
+    /// Already on this poll's event list, at that index.
+    listed: Option<u32>,
+}
+
+pub(crate) struct UringIo {
+    ring: Ring,
+    addr: SocketAddr,
+    sources: Vec<SocketAddr>,
+    unix: Option<net::SocketAddrUnix>,
+    slots: Vec<Slot>,
+    /// Cancelled connections waiting for their operations' last completions.
+    closing: Vec<Link>,
+    /// Slots to report readable on the next poll whatever the ring says.
+    again: Vec<usize>,
+    done: Vec<Completion>,
+    events: Vec<Event>,
+}
+
+/// Slot index and generation in one completion tag.
+fn tag(slot: usize, gen_: u32) -> u64 {
+    (u64::from(gen_) << 32) | slot as u64
+}
+
+impl UringIo {
+    /// A ring for `slots` connections; fails where io_uring cannot run this (see
+    /// [`Ring::new`]). `first_slot` is as for the epoll engine: the source addresses go round.
+    pub(crate) fn new(
+        addr: SocketAddr,
+        slots: usize,
+        sources: &[std::net::IpAddr],
+        first_slot: usize,
+    ) -> std::io::Result<Self> {
+        // Enough buffers for one response per connection per turn, within 256..=4096.
+        let bufs = slots.next_power_of_two().clamp(256, 4096) as u16;
+        let n = sources.len().max(1);
+        Ok(Self {
+            ring: Ring::new(ENTRIES, bufs, BUF_SIZE)?,
+            addr,
+            sources: (0..sources.len().min(slots))
+                .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
+                .collect(),
+            unix: None,
+            slots: (0..slots).map(|_| Slot::default()).collect(),
+            closing: Vec::new(),
+            again: Vec::new(),
+            done: Vec::new(),
+            events: Vec::new(),
+        })
+    }
+
+    /// Connects to the Unix-domain socket at `path` instead of the target's address.
+    pub(crate) fn with_unix(mut self, path: &std::path::Path) -> std::io::Result<Self> {
+        self.unix = Some(net::SocketAddrUnix::new(path)?);
+        Ok(self)
+    }
+
+    fn socket(&self, slot: usize) -> Result<OwnedFd, Errno> {
+        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+        if let Some(to) = &self.unix {
+            let fd = net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
+            net::connect(&fd, to)?;
+            return Ok(fd);
+        }
+        let family = if self.addr.is_ipv4() {
+            AddressFamily::INET
+        } else {
+            AddressFamily::INET6
+        };
+        let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
+        // As the epoll engine: Nagle would hold the second of a pipelined pair.
+        let _ = net::sockopt::set_tcp_nodelay(&fd, true);
+        if !self.sources.is_empty() {
+            net::bind(&fd, &self.sources[slot % self.sources.len()])?;
+        }
+        match net::connect(&fd, &self.addr) {
+            Ok(()) | Err(Errno::INPROGRESS) => Ok(fd),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Lists `slot` in this poll's events (once), readable and/or writable.
+    fn mark(&mut self, slot: usize, readable: bool, writable: bool) {
+        let s = &mut self.slots[slot];
+        match s.listed {
+            Some(k) => {
+                let ev = &mut self.events[k as usize];
+                ev.readable |= readable;
+                ev.writable |= writable;
+            }
+            None => {
+                s.listed = Some(self.events.len() as u32);
+                self.events.push(Event {
+                    slot,
+                    readable,
+                    writable,
+                });
+            }
+        }
+    }
+
+    fn on_completion(&mut self, c: Completion) {
+        let slot = (c.tag & 0xffff_ffff) as usize;
+        let last = !c.more;
+        let live = self
+            .slots
+            .get(slot)
+            .and_then(|s| s.live.as_ref())
+            .is_some_and(|l| l.tag == c.tag);
+        if !live {
+            return self.settle_closing(c);
+        }
+        let s = &mut self.slots[slot];
+        if last && let Some(l) = s.live.as_mut() {
+            l.ops -= 1;
+        }
+        match c.event {
+            Done::Poll(_) => self.mark(slot, false, true),
+            Done::Recv(Ok(Some(buf))) => {
+                s.rx.push_back(buf);
+                s.rearm |= last;
+                self.mark(slot, true, false);
+            }
+            Done::Recv(Ok(None)) => {
+                s.eof = true;
+                self.mark(slot, true, false);
+            }
+            Done::Recv(Err(Errno::NOBUFS)) => s.rearm = true,
+            Done::Recv(Err(e)) => {
+                s.err.get_or_insert(e);
+                self.mark(slot, true, false);
+            }
+            Done::Send(Err(e), _) => {
+                s.sending = false;
+                s.backlog.clear();
+                s.err.get_or_insert(e);
+                self.mark(slot, true, false);
+            }
+            Done::Send(Ok(n), buf) => self.sent(slot, n, buf),
+            Done::Accept(_) => {}
+        }
+    }
+
+    /// A send of the live connection on `slot` completed with `n` bytes of `buf` taken.
+    fn sent(&mut self, slot: usize, n: usize, mut buf: Vec<u8>) {
+        let s = &mut self.slots[slot];
+        let Some(l) = s.live.as_mut() else { return };
+        if n < buf.len() {
+            // Short: the rest goes again, from where the kernel stopped.
+            buf.drain(..n);
+            l.ops += 1;
+            self.ring.send(l.fd.as_fd(), buf, 0, l.tag);
+            return;
+        }
+        if s.backlog.is_empty() {
+            s.sending = false;
+            buf.clear();
+            s.spare = buf;
+        } else {
+            buf.clear();
+            std::mem::swap(&mut buf, &mut s.backlog);
+            l.ops += 1;
+            self.ring.send(l.fd.as_fd(), buf, 0, l.tag);
+        }
+    }
+
+    /// A completion of a cancelled connection: recycle its buffer, count it, and close the
+    /// socket through the ring after its last.
+    fn settle_closing(&mut self, c: Completion) {
+        if let Done::Recv(Ok(Some(buf))) = c.event {
+            self.ring.recycle(buf);
+        }
+        if c.more {
+            return;
+        }
+        if let Some(k) = self.closing.iter().position(|l| l.tag == c.tag) {
+            self.closing[k].ops -= 1;
+            if self.closing[k].ops == 0 {
+                let l = self.closing.swap_remove(k);
+                self.ring.close(l.fd);
+            }
+        }
+    }
+}
+
+impl Io for UringIo {
+    fn connect(&mut self, slot: usize) -> Result<(), Errno> {
+        let fd = self.socket(slot)?;
+        let s = &mut self.slots[slot];
+        s.gen_ = s.gen_.wrapping_add(1);
+        let t = tag(slot, s.gen_);
+        self.ring.poll(fd.as_fd(), libc_pollout(), false, t);
+        s.live = Some(Link { fd, tag: t, ops: 1 });
+        Ok(())
+    }
+
+    fn finish_connect(&mut self, slot: usize) -> Result<(), Errno> {
+        let s = &mut self.slots[slot];
+        let l = s.live.as_mut().ok_or(Errno::BADF)?;
+        match net::sockopt::socket_error(&l.fd) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) | Err(e) => return Err(e),
+        }
+        l.ops += 1;
+        self.ring.recv_multi(l.fd.as_fd(), l.tag);
+        Ok(())
+    }
+
+    fn send(&mut self, slot: usize, bytes: &[u8]) -> Result<usize, Errno> {
+        let s = &mut self.slots[slot];
+        if let Some(e) = s.err.take() {
+            return Err(e);
+        }
+        let l = s.live.as_mut().ok_or(Errno::BADF)?;
+        if s.sending {
+            s.backlog.extend_from_slice(bytes);
+        } else {
+            let mut buf = std::mem::take(&mut s.spare);
+            buf.extend_from_slice(bytes);
+            s.sending = true;
+            l.ops += 1;
+            self.ring.send(l.fd.as_fd(), buf, 0, l.tag);
+        }
+        Ok(bytes.len())
+    }
+
+    fn recv(&mut self, slot: usize, buf: &mut [u8]) -> Result<usize, Errno> {
+        let s = &mut self.slots[slot];
+        let mut n = 0;
+        while n < buf.len()
+            && let Some(front) = s.rx.front()
+        {
+            let bytes = &self.ring.bytes(front)[s.offset..];
+            let take = bytes.len().min(buf.len() - n);
+            buf[n..n + take].copy_from_slice(&bytes[..take]);
+            n += take;
+            s.offset += take;
+            if take == bytes.len() {
+                s.offset = 0;
+                let done = s.rx.pop_front().expect("front exists");
+                self.ring.recycle(done);
+            }
+        }
+        let left = !s.rx.is_empty() || s.eof || s.err.is_some();
+        if n > 0 {
+            if left {
+                self.again.push(slot);
+            }
+            return Ok(n);
+        }
+        if let Some(e) = s.err.take() {
+            return Err(e);
+        }
+        if s.eof {
+            return Ok(0);
+        }
+        Err(Errno::AGAIN)
+    }
+
+    fn want_write(&mut self, _slot: usize, _on: bool) {}
+
+    fn close(&mut self, slot: usize) {
+        let s = &mut self.slots[slot];
+        for buf in s.rx.drain(..) {
+            self.ring.recycle(buf);
+        }
+        s.offset = 0;
+        s.eof = false;
+        s.err = None;
+        s.rearm = false;
+        s.sending = false;
+        s.backlog.clear();
+        let Some(l) = s.live.take() else { return };
+        if l.ops == 0 {
+            self.ring.close(l.fd);
+        } else {
+            self.ring.cancel_fd(l.fd.as_fd());
+            self.closing.push(l);
+        }
+    }
+
+    fn poll(&mut self, timeout_ns: u64) -> Result<usize, Errno> {
+        for s in &mut self.slots {
+            s.listed = None;
+        }
+        self.events.clear();
+        for slot in 0..self.slots.len() {
+            let s = &mut self.slots[slot];
+            if s.rearm && !s.eof && s.err.is_none() {
+                s.rearm = false;
+                if let Some(l) = s.live.as_mut() {
+                    l.ops += 1;
+                    self.ring.recv_multi(l.fd.as_fd(), l.tag);
+                }
+            }
+        }
+        let again = std::mem::take(&mut self.again);
+        for &slot in &again {
+            if self.slots[slot].live.is_some() {
+                self.mark(slot, true, false);
+            }
+        }
+        self.again = again;
+        self.again.clear();
+        let timeout = if self.events.is_empty() {
+            Duration::from_nanos(timeout_ns)
+        } else {
+            Duration::ZERO
+        };
+        self.ring
+            .submit_and_wait(Some(timeout))
+            .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+        let mut done = std::mem::take(&mut self.done);
+        self.ring.reap(&mut done);
+        for c in done.drain(..) {
+            self.on_completion(c);
+        }
+        self.done = done;
+        Ok(self.events.len())
+    }
+
+    #[inline]
+    fn event(&self, k: usize) -> Event {
+        self.events[k]
+    }
+
+    fn nap(&mut self, ns: u64) {
+        std::thread::sleep(Duration::from_nanos(ns));
+    }
+}
+
+/// `POLLOUT` as the ring's poll takes it.
+fn libc_pollout() -> u32 {
+    rustix::event::PollFlags::OUT.bits().into()
+}
