@@ -429,6 +429,13 @@ pub fn info_of(config: &Config) -> RunInfo {
     };
     let shards = f64::from(config.shard.map_or(1, |s| s.count));
     RunInfo {
+        io: Some(
+            match config.io {
+                ClientIo::Epoll => "epoll",
+                ClientIo::Uring => "uring",
+            }
+            .to_string(),
+        ),
         offered_end_per_s: offered_end_per_s.map(|r| r / shards),
         ramp,
         urls: config.targets.iter().map(|t| t.url.clone()).collect(),

@@ -111,6 +111,9 @@ pub struct Config {
     /// `https://`: how the server was trusted and whether sessions resumed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<String>,
+    /// The client's socket engine: `epoll` or `uring` (`--io`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<String>,
     /// The slice of a sharded run (`--shard I/N`) this report is; `connections`,
     /// `rate_per_s` and `planned_requests` above are then the shard's own.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -308,6 +311,7 @@ impl Config {
                 requests: s.requests,
             }),
             tls: info.tls.clone(),
+            io: info.io.clone(),
         }
     }
 }

@@ -54,6 +54,8 @@ pub struct ConfigIn {
     pub ramp: Option<String>,
     #[serde(default)]
     pub tls: Option<String>,
+    #[serde(default)]
+    pub io: Option<String>,
 }
 
 /// The report's `config.shard`.
@@ -198,6 +200,7 @@ fn info_of(c: &ConfigIn) -> RunInfo {
         // Not in a shard's report either: a merged ramp's end rate is judged against its mean.
         offered_end_per_s: None,
         tls: c.tls.clone(),
+        io: c.io.clone(),
     }
 }
 

@@ -45,6 +45,8 @@ pub struct RunInfo {
     /// `https://`: how the server was trusted (said loudly for `--insecure`) and whether
     /// sessions resumed.
     pub tls: Option<String>,
+    /// The client's socket engine (`epoll` or `uring`), when known.
+    pub io: Option<String>,
     /// Failures above this share of attempts, percent, make the run unmeasured
     /// (`--max-errors`; `None`: [`crate::verdict::DEFAULT_MAX_ERROR_PERCENT`]).
     pub max_error_percent: Option<f64>,

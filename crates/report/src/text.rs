@@ -73,9 +73,14 @@ fn heading(o: &mut String, s: &Summary) {
         (true, Some(n)) => format!("{n} requests per connection"),
         (true, None) => "keep-alive".to_string(),
     };
+    let engine = if info.io.as_deref() == Some("uring") {
+        " on io_uring"
+    } else {
+        ""
+    };
     let _ = writeln!(
         o,
-        "  {} threads and {} connections, {model}, {conn_mode}, pipeline {}, warm-up {}s",
+        "  {} threads and {} connections{engine}, {model}, {conn_mode}, pipeline {}, warm-up {}s",
         info.threads,
         info.connections,
         info.pipeline,
