@@ -14,6 +14,7 @@
 #        CLIENT_CONNS=64 (keep-alive connections of part 2: CPU per request needs no more, and
 #        256 handshakes at once to one nginx worker on a loaded box left wrk with none done)
 #        BIN=path/to/twelve (default: build the bench-bin profile, target-cpu=native)
+#        PARTS="server client" (which parts to run)
 # Needs root (cgroup CPU cap), wrk, nginx, nghttp2-client (h2load), openssl, python3.
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
@@ -21,7 +22,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-tls}
 ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-10}; CONNS=${CONNS:-256}; CLOSE_CONNS=${CLOSE_CONNS:-64}
-CLOSE_N=${CLOSE_N:-10000}; CLIENT_CONNS=${CLIENT_CONNS:-64}
+CLOSE_N=${CLOSE_N:-10000}; CLIENT_CONNS=${CLIENT_CONNS:-64}; PARTS=${PARTS:-server client}
 TW=8443; NG=8444
 mkdir -p "$OUT/raw"
 if [ -z "${BIN:-}" ]; then
@@ -71,7 +72,9 @@ done
   echo "- nginx: $(nginx -V 2>&1 | head -1), $(nginx -V 2>&1 | grep -m1 'OpenSSL')"
   echo "- wrk: $(wrk -v 2>&1 | head -1); h2load: $(h2load --version | head -1)"
   echo "- certificate: ECDSA P-256 leaf + CA chain; TLS 1.3 negotiated by every client here"
-  echo "- command: \`bench/tls.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS CLOSE_CONNS=$CLOSE_CONNS CLOSE_N=$CLOSE_N CLIENT_CONNS=$CLIENT_CONNS)"
+  echo "- command: \`bench/tls.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS CLOSE_CONNS=$CLOSE_CONNS CLOSE_N=$CLOSE_N CLIENT_CONNS=$CLIENT_CONNS PARTS=\"$PARTS\")"
+  echo "- twelve bench runs on its default engine (--io auto: io_uring here); twelve-epoll is the same"
+  echo "  client with --io epoll"
 } > "$OUT/README.md"
 
 pids_on() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
@@ -113,9 +116,10 @@ client_cmd() { # name workload port [conns] -> the command line, in CMD
     # runs it by count instead, CLOSE_N requests.
     h2load) if [ "$2" = close ]; then CMD=(h2load --h1 -t1 -c"$c" -n"$CLOSE_N")
             else CMD=(h2load --h1 -t1 -c"$c" -D"$DURATION"); fi ;;
-    twelve|twelve-full) CMD=("$BIN" bench -t1 -c"$c" -d"${DURATION}s" --warmup 0 --cpus 1
-                 --cacert "$PKI/ca.pem" --json)
-      if [ "$1" = twelve-full ]; then CMD+=(--no-tls-resume); fi ;;
+    twelve|twelve-full|twelve-epoll) CMD=("$BIN" bench -t1 -c"$c" -d"${DURATION}s" --warmup 0
+                 --cpus 1 --cacert "$PKI/ca.pem" --json)
+      if [ "$1" = twelve-full ]; then CMD+=(--no-tls-resume); fi
+      if [ "$1" = twelve-epoll ]; then CMD+=(--io epoll); fi ;;
   esac
   if [ "$2" = close ]; then
     case $1 in
@@ -127,9 +131,9 @@ client_cmd() { # name workload port [conns] -> the command line, in CMD
 }
 
 # 1. Servers, capped: wrk on CPU 1.
-"$SHARED/cpu-quota.sh" 50 "$TW" "$NG" > "$OUT/raw/quota.log"
 echo -e "workload\tserver\tround\trequests\trps\tserver_cpu_s\treq_per_server_cpu_s" > "$OUT/server.tsv"
-for w in json close; do
+[[ " $PARTS " == *" server "* ]] && "$SHARED/cpu-quota.sh" 50 "$TW" "$NG" > "$OUT/raw/quota.log"
+[[ " $PARTS " == *" server "* ]] && for w in json close; do
   for r in $(seq "$ROUNDS"); do
     for s in twelve=$TW nginx=$NG; do
       name=${s%%=*}; port=${s##*=}; raw="$OUT/raw/server-$w-$name-$r.txt"
@@ -145,13 +149,13 @@ for w in json close; do
     done
   done
 done
-"$SHARED/cpu-quota.sh" off "$TW" "$NG" >> "$OUT/raw/quota.log"
+"$SHARED/cpu-quota.sh" off "$TW" "$NG" >> "$OUT/raw/quota.log" 2>/dev/null || true
 
 # 2. Clients against uncapped nginx. (The server needs most of CPU 0 for connection-per-request.)
 echo -e "workload\tclient\tround\trequests\tclient_cpu_s\tclient_cpu_us_per_req" > "$OUT/client.tsv"
-for w in json close; do
+[[ " $PARTS " == *" client "* ]] && for w in json close; do
   for r in $(seq "$ROUNDS"); do
-    clients=(twelve h2load wrk)
+    clients=(twelve twelve-epoll h2load wrk)
     # Connection per request: twelve also without resumption, a full handshake each time.
     if [ "$w" = close ]; then clients+=(twelve-full); fi
     for c in "${clients[@]}"; do
@@ -174,7 +178,7 @@ def med(rs, k): return st.median(float(r[k]) for r in rs)
 print("## Servers, capped at 50% of CPU 0, wrk on CPU 1 (medians)\n")
 print("| workload | server | req/s | req per server CPU-s | twelve / nginx |\n|---|---|---|---|---|")
 srv = rows("server.tsv")
-for w in ("json", "close"):
+for w in ("json", "close") if srv else ():
     by = {s: [r for r in srv if r["workload"] == w and r["server"] == s] for s in ("twelve", "nginx")}
     eff = {s: med(rs, "req_per_server_cpu_s") for s, rs in by.items()}
     for s, rs in by.items():
@@ -184,9 +188,11 @@ print("\n## Clients against nginx, each on CPU 1 (medians)\n")
 print("| workload | client | requests | CPU µs per request | twelve / this |\n|---|---|---|---|---|")
 cl = rows("client.tsv")
 for w in ("json", "close"):
-    names = ("twelve", "twelve-full", "h2load", "wrk")
+    names = ("twelve", "twelve-epoll", "twelve-full", "h2load", "wrk")
     by = {c: [r for r in cl if r["workload"] == w and r["client"] == c] for c in names}
     by = {c: rs for c, rs in by.items() if rs}
+    if "twelve" not in by:
+        continue
     tw = med(by["twelve"], "client_cpu_us_per_req")
     for c, rs in by.items():
         us = med(rs, "client_cpu_us_per_req")
