@@ -4,12 +4,12 @@
 //! Interest is EPOLLIN (plus EPOLLOUT while connecting, and while a short write waits), so a
 //! request costs one `send` and one `recv` and no `epoll_ctl` after connect (wrk re-arms
 //! EPOLLOUT around every write).
-use crate::io::{Event, Io};
+use crate::io::{Event, Io, connect_unix, source_addrs, start_connect};
 use rustix::buffer::spare_capacity;
 use rustix::event::{Timespec, epoll};
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
-use rustix::net::{self, AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
+use rustix::net::{self, RecvFlags, SendFlags};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -34,14 +34,11 @@ impl EpollIo {
         sources: &[std::net::IpAddr],
         first_slot: usize,
     ) -> std::io::Result<Self> {
-        let n = sources.len().max(1);
         Ok(Self {
             ep: epoll::create(epoll::CreateFlags::CLOEXEC)?,
             addr,
             unix: None,
-            sources: (0..sources.len().min(slots))
-                .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
-                .collect(),
+            sources: source_addrs(sources, slots, first_slot),
             fds: (0..slots).map(|_| None).collect(),
             events: Vec::with_capacity(256),
         })
@@ -53,19 +50,6 @@ impl EpollIo {
         Ok(self)
     }
 
-    /// A non-blocking connect to the Unix-domain socket: it completes at once or fails
-    /// (EAGAIN when the listener's backlog is full, counted as a failed connect).
-    fn connect_unix(&mut self, slot: usize, to: &net::SocketAddrUnix) -> Result<(), Errno> {
-        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-        let fd = net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
-        net::connect(&fd, to)?;
-        let data = epoll::EventData::new_u64(slot as u64);
-        let both = epoll::EventFlags::OUT | epoll::EventFlags::IN;
-        epoll::add(&self.ep, &fd, data, both).map_err(|_| Errno::NOMEM)?;
-        self.fds[slot] = Some(fd);
-        Ok(())
-    }
-
     fn interest(&self, slot: usize, flags: epoll::EventFlags) -> Result<(), Errno> {
         let fd = self.fds[slot].as_ref().ok_or(Errno::BADF)?;
         epoll::modify(&self.ep, fd, epoll::EventData::new_u64(slot as u64), flags)
@@ -74,30 +58,14 @@ impl EpollIo {
 
 impl Io for EpollIo {
     fn connect(&mut self, slot: usize) -> Result<(), Errno> {
-        // Taken out for the call (which borrows `self` mutably) and put back.
-        if let Some(to) = self.unix.take() {
-            let r = self.connect_unix(slot, &to);
-            self.unix = Some(to);
-            return r;
-        }
-        let family = if self.addr.is_ipv4() {
-            AddressFamily::INET
-        } else {
-            AddressFamily::INET6
+        let fd = match &self.unix {
+            Some(to) => connect_unix(to)?,
+            None => {
+                let source =
+                    (!self.sources.is_empty()).then(|| &self.sources[slot % self.sources.len()]);
+                start_connect(&self.addr, source)?
+            }
         };
-        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-        // The errno as it is: EMFILE is counted as its own class (no descriptor left).
-        let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
-        // Requests are small and complete; Nagle would hold the second of a pipelined pair.
-        let _ = net::sockopt::set_tcp_nodelay(&fd, true);
-        if !self.sources.is_empty() {
-            // Port 0: the kernel picks a port of this source address's own range.
-            net::bind(&fd, &self.sources[slot % self.sources.len()])?;
-        }
-        match net::connect(&fd, &self.addr) {
-            Ok(()) | Err(Errno::INPROGRESS) => {}
-            Err(e) => return Err(e),
-        }
         let data = epoll::EventData::new_u64(slot as u64);
         let both = epoll::EventFlags::OUT | epoll::EventFlags::IN;
         epoll::add(&self.ep, &fd, data, both).map_err(|_| Errno::NOMEM)?;

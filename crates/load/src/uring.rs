@@ -18,10 +18,10 @@
 //!   once their last completion arrived (closing it earlier would leave the multishot receive
 //!   holding the socket). The slot can connect again at once: completions carry the
 //!   connection's generation, and a stale one only settles its own connection's count.
-use crate::io::{Event, Io};
+use crate::io::{Event, Io, connect_unix, source_addrs, start_connect};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
-use rustix::net::{self, AddressFamily, SocketFlags, SocketType};
+use rustix::net;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -92,13 +92,10 @@ impl UringIo {
     ) -> std::io::Result<Self> {
         // Enough buffers for one response per connection per turn, within 256..=4096.
         let bufs = slots.next_power_of_two().clamp(256, 4096) as u16;
-        let n = sources.len().max(1);
         Ok(Self {
             ring: Ring::new(ENTRIES, bufs, BUF_SIZE)?,
             addr,
-            sources: (0..sources.len().min(slots))
-                .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
-                .collect(),
+            sources: source_addrs(sources, slots, first_slot),
             unix: None,
             slots: (0..slots).map(|_| Slot::default()).collect(),
             closing: Vec::new(),
@@ -116,27 +113,11 @@ impl UringIo {
     }
 
     fn socket(&self, slot: usize) -> Result<OwnedFd, Errno> {
-        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
         if let Some(to) = &self.unix {
-            let fd = net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
-            net::connect(&fd, to)?;
-            return Ok(fd);
+            return connect_unix(to);
         }
-        let family = if self.addr.is_ipv4() {
-            AddressFamily::INET
-        } else {
-            AddressFamily::INET6
-        };
-        let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
-        // As the epoll engine: Nagle would hold the second of a pipelined pair.
-        let _ = net::sockopt::set_tcp_nodelay(&fd, true);
-        if !self.sources.is_empty() {
-            net::bind(&fd, &self.sources[slot % self.sources.len()])?;
-        }
-        match net::connect(&fd, &self.addr) {
-            Ok(()) | Err(Errno::INPROGRESS) => Ok(fd),
-            Err(e) => Err(e),
-        }
+        let source = (!self.sources.is_empty()).then(|| &self.sources[slot % self.sources.len()]);
+        start_connect(&self.addr, source)
     }
 
     /// Lists `slot` in this poll's events (once), readable and/or writable.
