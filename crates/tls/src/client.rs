@@ -3,7 +3,7 @@
 //! session resumption on reconnect unless turned off.
 
 use crate::server::read_certs;
-use crate::{ALPN_HTTP11, Session, TlsError, provider};
+use crate::{ALPN_HTTP11, Session, TlsError, client_provider};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ClientConfig, ClientConnection, Resumption};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -54,7 +54,7 @@ pub struct ClientTls {
 
 impl ClientTls {
     pub fn new(opts: &ClientOptions) -> Result<Self, TlsError> {
-        let provider = provider();
+        let provider = client_provider();
         let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
             TlsVersion::Any => &[&rustls::version::TLS13, &rustls::version::TLS12],
             TlsVersion::V1_2 => &[&rustls::version::TLS12],

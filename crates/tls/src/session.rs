@@ -266,6 +266,11 @@ impl Session {
         self.conn.protocol_version()
     }
 
+    /// The negotiated cipher suite, once known.
+    pub fn suite(&self) -> Option<rustls::CipherSuite> {
+        self.conn.negotiated_cipher_suite().map(|s| s.suite())
+    }
+
     /// The ALPN protocol agreed on, if any.
     pub fn alpn(&self) -> Option<&[u8]> {
         self.conn.alpn_protocol()

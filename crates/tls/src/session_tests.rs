@@ -74,6 +74,33 @@ fn handshake_then_plaintext_both_ways_on_both_versions() {
 
 const ALPN: &[u8] = b"http/1.1";
 
+/// The load generator offers AES-128-GCM with SHA-256 first (see `client_provider`), and
+/// the server takes the client's order, on both versions.
+#[test]
+fn the_client_brings_aes_128_gcm_sha256_first() {
+    use rustls::CipherSuite as S;
+    let p = pki("suite");
+    for (v, want) in [
+        (TlsVersion::V1_3, [S::TLS13_AES_128_GCM_SHA256; 2]),
+        (
+            TlsVersion::V1_2,
+            [
+                S::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+                S::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            ],
+        ),
+    ] {
+        let (server, client) = pair(&p, v);
+        let mut s = server.session();
+        let mut c = client.session(&localhost());
+        c.write_plain(b"GET / HTTP/1.1\r\n\r\n");
+        shuttle(&mut c, &mut s).unwrap();
+        let got = c.suite().unwrap();
+        assert!(want.contains(&got), "{v:?}: {got:?}");
+        assert_eq!(s.suite(), Some(got));
+    }
+}
+
 #[test]
 fn a_second_connection_resumes_on_both_versions() {
     let p = pki("resume");
