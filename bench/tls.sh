@@ -74,7 +74,9 @@ done
   echo "- certificate: ECDSA P-256 leaf + CA chain; TLS 1.3 negotiated by every client here"
   echo "- command: \`bench/tls.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS CLOSE_CONNS=$CLOSE_CONNS CLOSE_N=$CLOSE_N CLIENT_CONNS=$CLIENT_CONNS PARTS=\"$PARTS\")"
   echo "- twelve bench runs on its default engine (--io auto: io_uring here); twelve-epoll is the same"
-  echo "  client with --io epoll"
+  echo "  client with --io epoll; twelve-full resumes no session (--no-tls-resume); twelve-noverify"
+  echo "  verifies no certificate chain (--insecure) and, per request, resumes no session either:"
+  echo "  what wrk and h2load do"
 } > "$OUT/README.md"
 
 pids_on() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
@@ -116,9 +118,13 @@ client_cmd() { # name workload port [conns] -> the command line, in CMD
     # runs it by count instead, CLOSE_N requests.
     h2load) if [ "$2" = close ]; then CMD=(h2load --h1 -t1 -c"$c" -n"$CLOSE_N")
             else CMD=(h2load --h1 -t1 -c"$c" -D"$DURATION"); fi ;;
-    twelve|twelve-full|twelve-epoll) CMD=("$BIN" bench -t1 -c"$c" -d"${DURATION}s" --warmup 0
-                 --cpus 1 --cacert "$PKI/ca.pem" --json)
-      if [ "$1" = twelve-full ]; then CMD+=(--no-tls-resume); fi
+    twelve*) CMD=("$BIN" bench -t1 -c"$c" -d"${DURATION}s" --warmup 0 --cpus 1 --json)
+      # twelve-noverify does what wrk and h2load do: no chain verification (the handshake's
+      # own signature is still checked).
+      if [ "$1" = twelve-noverify ]; then CMD+=(--insecure); else CMD+=(--cacert "$PKI/ca.pem"); fi
+      if [ "$1" = twelve-full ] || [ "$1" = twelve-noverify ] && [ "$2" = close ]; then
+        CMD+=(--no-tls-resume)
+      fi
       if [ "$1" = twelve-epoll ]; then CMD+=(--io epoll); fi ;;
   esac
   if [ "$2" = close ]; then
@@ -155,7 +161,7 @@ done
 echo -e "workload\tclient\tround\trequests\tclient_cpu_s\tclient_cpu_us_per_req" > "$OUT/client.tsv"
 [[ " $PARTS " == *" client "* ]] && for w in json close; do
   for r in $(seq "$ROUNDS"); do
-    clients=(twelve twelve-epoll h2load wrk)
+    clients=(twelve twelve-epoll twelve-noverify h2load wrk)
     # Connection per request: twelve also without resumption, a full handshake each time.
     if [ "$w" = close ]; then clients+=(twelve-full); fi
     for c in "${clients[@]}"; do
@@ -185,18 +191,21 @@ for w in ("json", "close") if srv else ():
         ratio = f"{eff['twelve'] / eff['nginx']:.2f}" if s == "twelve" else ""
         print(f"| {w} | {s} | {med(rs, 'rps'):.0f} | {eff[s]:.0f} | {ratio} |")
 print("\n## Clients against nginx, each on CPU 1 (medians)\n")
-print("| workload | client | requests | CPU µs per request | twelve / this |\n|---|---|---|---|---|")
+print("| workload | client | requests | CPU µs per request | twelve / this | twelve-noverify / this |\n|---|---|---|---|---|---|")
 cl = rows("client.tsv")
 for w in ("json", "close"):
-    names = ("twelve", "twelve-epoll", "twelve-full", "h2load", "wrk")
+    names = ("twelve", "twelve-epoll", "twelve-full", "twelve-noverify", "h2load", "wrk")
     by = {c: [r for r in cl if r["workload"] == w and r["client"] == c] for c in names}
     by = {c: rs for c, rs in by.items() if rs}
     if "twelve" not in by:
         continue
     tw = med(by["twelve"], "client_cpu_us_per_req")
+    nv = med(by["twelve-noverify"], "client_cpu_us_per_req") if "twelve-noverify" in by else None
     for c, rs in by.items():
         us = med(rs, "client_cpu_us_per_req")
-        ratio = f"{tw / us:.2f}" if not c.startswith("twelve") else ""
-        print(f"| {w} | {c} | {med(rs, 'requests'):.0f} | {us:.2f} | {ratio} |")
+        peer = not c.startswith("twelve")
+        ratio = f"{tw / us:.2f}" if peer else ""
+        ratio_nv = f"{nv / us:.2f}" if peer and nv else ""
+        print(f"| {w} | {c} | {med(rs, 'requests'):.0f} | {us:.2f} | {ratio} | {ratio_nv} |")
 PY
 cat "$OUT/summary.md"
