@@ -1,7 +1,7 @@
 //! TLS across processes: `twelve bench https://…` against `twelve serve --tls-cert`, with a
 //! chain made at test time. Counts agree exactly with the server's `/metrics`; a wrong host
 //! name or an expired certificate exits 2 with a clear message; `--insecure` says so in the
-//! report; SIGHUP reloads the certificate.
+//! report; SIGHUP reloads the certificate; an upgrade keeps plain and TLS listeners apart.
 
 #[path = "support/listening.rs"]
 mod listening;
@@ -258,4 +258,91 @@ fn tls_listen_adds_https_beside_plain_http() {
     let _ = child.wait();
     assert!(plain.contains("listening on http://127.0.0.1:"), "{plain}");
     assert!(tls.contains("listening on https://127.0.0.1:"), "{tls}");
+}
+
+/// Kills the processes it holds, by PID, when dropped (a successor generation is not our
+/// child).
+struct Reap(Vec<u32>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    }
+}
+
+/// One plain HTTP/1.1 request with `Connection: close`; the whole response.
+fn http_get(addr: SocketAddr, path: &str) -> String {
+    let mut sock = TcpStream::connect(addr).unwrap();
+    sock.set_read_timeout(Some(BOUND)).unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    sock.write_all(req.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = sock.read_to_end(&mut out);
+    text(&out)
+}
+
+/// An upgrade hands each listener over as what it is: the plain one stays plain HTTP and the
+/// `--tls-listen` one stays HTTPS, in the new generation.
+#[test]
+fn an_upgrade_keeps_plain_and_tls_listeners_apart() {
+    let pki = Pki::new("cli-tls-listen-upgrade");
+    let control =
+        std::env::temp_dir().join(format!("twelve-tls-upgrade-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&control);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["serve", "--workers", "1", "--listen", "127.0.0.1:0"])
+        .args([
+            "--tls-listen",
+            "127.0.0.1:0",
+            "--generation-header",
+            "--tls-cert",
+        ])
+        .arg(&pki.cert)
+        .arg("--tls-key")
+        .arg(&pki.key)
+        .arg("--control")
+        .arg(&control)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn twelve serve");
+    let mut reap = Reap(vec![child.id()]);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let addr_of = |line: String, scheme: &str| -> SocketAddr {
+        let rest = line.split(&format!("{scheme}://")).nth(1).expect(&line);
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let plain = addr_of(lines.next().unwrap().unwrap(), "http");
+    let tls = addr_of(lines.next().unwrap().unwrap(), "https");
+    assert!(http_get(plain, "/plaintext").contains("X-Twelve-Generation: 1"));
+    let out = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["upgrade", "--control"])
+        .arg(&control)
+        .output()
+        .unwrap();
+    let answer = text(&out.stdout);
+    assert!(answer.starts_with("ready generation=2 pid="), "{answer}");
+    reap.0.push(
+        answer
+            .trim()
+            .rsplit("pid=")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap(),
+    );
+    let got = http_get(plain, "/plaintext");
+    assert!(
+        got.starts_with("HTTP/1.1 200") && got.contains("X-Twelve-Generation: 2"),
+        "plain HTTP after the upgrade: {got:?}"
+    );
+    let got = https_get(tls, &pki.ca_pem, "/plaintext").unwrap();
+    assert!(
+        got.starts_with("HTTP/1.1 200") && got.contains("X-Twelve-Generation: 2"),
+        "HTTPS after the upgrade: {got:?}"
+    );
+    let _ = child.wait();
+    let _ = std::fs::remove_file(&control);
 }
