@@ -229,10 +229,17 @@ pub fn tls_conn_target(data: &[u8]) {
 
 impl Rig {
     /// What the server sent, checked to be records only (the client cannot be expected to
-    /// accept a reply to bytes it did not send).
+    /// accept a reply to bytes it did not send), or, to plain HTTP, the plain 400 alone.
     fn client_reads_raw(&mut self) -> Vec<u8> {
         let sent = std::mem::take(&mut self.wire.sent);
-        if let Some(&first) = sent.first() {
+        if sent.starts_with(b"HTTP/") {
+            assert_eq!(
+                sent,
+                crate::backend::tls::PLAIN_TO_TLS,
+                "a plain answer but the 400"
+            );
+            assert_eq!(self.server.failure(), Some(twelve_tls::Failure::Plaintext));
+        } else if let Some(&first) = sent.first() {
             assert!((0x14..=0x17).contains(&first), "server sent a non-record");
         }
         sent

@@ -190,12 +190,22 @@ fn bad_bytes(tag: &str, bytes: &[u8], kind: Failure) {
 }
 
 #[test]
-fn plaintext_http_to_a_tls_port_is_closed_and_counted() {
+fn plaintext_http_to_a_tls_port_is_answered_400_closed_and_counted() {
     bad_bytes(
         "e2e-plain",
         b"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
         Failure::Plaintext,
     );
+    let pki = Pki::new("e2e-plain-400");
+    let (config, _) = tls_config(&pki);
+    let s = TestServer::start_with(config);
+    let mut c = s.connect();
+    c.send(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let r = c.response();
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body, b"The plain HTTP request was sent to HTTPS port\n");
+    assert_eq!(r.header("connection"), Some("close"));
+    finish(&s, &pki);
 }
 
 #[test]

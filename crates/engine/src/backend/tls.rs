@@ -27,6 +27,11 @@ const OUT_HIGH_WATER: usize = 256 * 1024;
 /// RFC 8446 §5.1), enough to keep the socket busy without holding a large buffer.
 const FILE_CHUNK: usize = 64 * 1024;
 
+/// The answer to plain HTTP on a TLS port, in the clear (nginx's wording, its
+/// `NGX_HTTP_TO_HTTPS` page).
+pub(crate) const PLAIN_TO_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\
+Content-Length: 46\r\nConnection: close\r\n\r\nThe plain HTTP request was sent to HTTPS port\n";
+
 /// The errno a failed session reports to `pump` (any error other than EINTR/EAGAIN closes
 /// the connection); the failure's kind stays in the session for the worker to count.
 const FAILED: Errno = Errno::PROTO;
@@ -62,8 +67,14 @@ impl<'a, I: Io> TlsIo<'a, I> {
     }
 
     /// Sends an alert the session queued on failure, best effort, and reports the failure.
+    /// Plain HTTP gets a plain 400 instead, as nginx answers it, so a client that forgot
+    /// `https://` reads why rather than meeting a bare close.
     fn failed(&mut self) -> Errno {
-        let _ = self.flush();
+        if self.session.failure() == Some(twelve_tls::Failure::Plaintext) {
+            let _ = self.inner.send(PLAIN_TO_TLS);
+        } else {
+            let _ = self.flush();
+        }
         FAILED
     }
 }

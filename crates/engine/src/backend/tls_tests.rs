@@ -223,6 +223,22 @@ macro_rules! bad_input {
     )*};
 }
 
+#[test]
+fn plaintext_http_is_answered_400_in_the_clear() {
+    let mut r = Rig::new("plain400");
+    r.wire.to_server.push_back(GET.to_vec());
+    assert_eq!(r.run(true), Verdict::Reset);
+    assert_eq!(r.server.failure(), Some(Failure::Plaintext));
+    let sent = std::mem::take(&mut r.wire.from_server);
+    assert_eq!(sent, super::PLAIN_TO_TLS, "the 400 and nothing else");
+    let text = String::from_utf8(sent).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    assert!(
+        head.contains(&format!("Content-Length: {}", body.len())),
+        "{text}"
+    );
+}
+
 bad_input! {
     plaintext_request_resets_as_plaintext: GET => Failure::Plaintext;
     garbage_record_resets_as_bad_record: b"\x99\x03\x03\x00\x02ab" => Failure::BadRecord;
