@@ -309,6 +309,19 @@ fn tls_per_listener_leaves_the_others_plain() {
     };
     let mut c = Conn::open(&tls_server, &client(&pki.ca_pem));
     assert!(c.get("/", false).ends_with(b"root"));
+    // Plain keep-alive connections beside a TLS one, rounds of requests in flight on all at
+    // once: the worker batches the plain ones and runs the TLS one alone, and neither sees
+    // the other's bytes.
+    let mut plains: Vec<_> = (0..4).map(|_| common::Client::connect(addrs[0])).collect();
+    for round in 0..50 {
+        for p in &mut plains {
+            p.send(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+        }
+        assert!(c.get("/", false).ends_with(b"root"), "round {round}");
+        for p in &mut plains {
+            assert_eq!(p.response().body, b"root", "round {round}");
+        }
+    }
     drop(c);
     let mut bad = common::Client::connect(addrs[1]);
     bad.send(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");

@@ -74,6 +74,8 @@ struct Worker {
     batch: Option<Batch>,
     /// Connections reported ready by the last wait, with whether they are readable.
     ready: Vec<(u64, bool)>,
+    /// With TLS on some listeners only: the plain connections of `ready`, for the batch.
+    plain_ready: Vec<(u64, bool)>,
     /// A batch's operations and, for each, its connection and the read space it offered.
     ops: Vec<Op>,
     op_tokens: Vec<(u64, usize)>,
@@ -95,11 +97,12 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
     ready(Ok(()));
     let clock = Clock::start();
     // TLS connections go through `pump` one by one: a batch lends `Conn`'s plaintext buffers
-    // straight to the kernel, with no TLS layer between.
-    let batch = match setup.tls {
-        Some(_) => None,
-        None => Batch::new(BATCH_ENTRIES).ok(),
-    };
+    // straight to the kernel, with no TLS layer between. A worker with plain listeners too
+    // batches their connections still.
+    let plain_listeners = (0..setup.listeners.len()).any(|i| setup.tls_for(i).is_none());
+    let batch = plain_listeners
+        .then(|| Batch::new(BATCH_ENTRIES).ok())
+        .flatten();
     let all_metrics = Arc::clone(&setup.ctx.all_metrics);
     let mut w = Worker {
         epoll,
@@ -109,10 +112,9 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         timers: Timers::new(clock.now_ms()),
         clock,
         gate: Gate::default(),
-        // TLS connections go through `pump` one by one: a batch lends `Conn`'s plaintext
-        // buffers straight to the kernel, with no TLS layer between.
         batch,
         ready: Vec::new(),
+        plain_ready: Vec::new(),
         ops: Vec::new(),
         op_tokens: Vec::new(),
         finish: Vec::new(),
@@ -191,6 +193,27 @@ impl Worker {
     fn drive_ready(&mut self, now: u64) {
         let ready = std::mem::take(&mut self.ready);
         match self.batch.take() {
+            Some(mut batch) if ready.len() >= MIN_BATCH && self.setup.tls.is_some() => {
+                // Mixed listeners: TLS connections one by one, the plain ones batched.
+                let mut plain = std::mem::take(&mut self.plain_ready);
+                for &(token, readable) in &ready {
+                    if self.slab.get(token).is_some_and(|l| l.tls.is_some()) {
+                        self.drive(token, readable, now);
+                    } else {
+                        plain.push((token, readable));
+                    }
+                }
+                if plain.len() >= MIN_BATCH {
+                    self.drive_batch(&mut batch, &plain, now);
+                } else {
+                    for &(token, readable) in &plain {
+                        self.drive(token, readable, now);
+                    }
+                }
+                plain.clear();
+                self.plain_ready = plain;
+                self.batch = Some(batch);
+            }
             Some(mut batch) if ready.len() >= MIN_BATCH => {
                 self.drive_batch(&mut batch, &ready, now);
                 self.batch = Some(batch);
