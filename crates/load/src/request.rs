@@ -1,6 +1,6 @@
 //! Request bytes, built once per run. A pipelined batch of `k` requests starting at URL `i`
 //! is one contiguous slice of a pre-built buffer, so a batch is one `send` with no copying
-//! and no allocation. A templated run (`{seq}`, `{rand:MIN:MAX}`, see [`crate::template`])
+//! and no allocation. A templated run (`{seq}`, `{rand:MIN:MAX}`, see the `template` module)
 //! copies that slice into the connection's own buffer and writes fresh numbers over its
 //! placeholders.
 use crate::config::{Config, ConfigError, Target};
