@@ -14,7 +14,8 @@
 #        CLIENT_CONNS=64 (keep-alive connections of part 2: CPU per request needs no more, and
 #        256 handshakes at once to one nginx worker on a loaded box left wrk with none done)
 #        BIN=path/to/twelve (default: build the bench-bin profile, target-cpu=native)
-#        PARTS="server client" (which parts to run)
+#        PARTS="server client bound" (which parts to run; "bound": the clients against
+#        uncapped twelve serve, where the client is the limit)
 # Needs root (cgroup CPU cap), wrk, nginx, nghttp2-client (h2load), openssl, python3.
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
@@ -22,7 +23,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-tls}
 ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-10}; CONNS=${CONNS:-256}; CLOSE_CONNS=${CLOSE_CONNS:-64}
-CLOSE_N=${CLOSE_N:-10000}; CLIENT_CONNS=${CLIENT_CONNS:-64}; PARTS=${PARTS:-server client}
+CLOSE_N=${CLOSE_N:-10000}; CLIENT_CONNS=${CLIENT_CONNS:-64}; PARTS=${PARTS:-server client bound}
 TW=8443; NG=8444
 mkdir -p "$OUT/raw"
 if [ -z "${BIN:-}" ]; then
@@ -157,24 +158,31 @@ echo -e "workload\tserver\tround\trequests\trps\tserver_cpu_s\treq_per_server_cp
 done
 "$SHARED/cpu-quota.sh" off "$TW" "$NG" >> "$OUT/raw/quota.log" 2>/dev/null || true
 
-# 2. Clients against uncapped nginx. (The server needs most of CPU 0 for connection-per-request.)
-echo -e "workload\tclient\tround\trequests\tclient_cpu_s\tclient_cpu_us_per_req" > "$OUT/client.tsv"
-[[ " $PARTS " == *" client "* ]] && for w in json close; do
-  for r in $(seq "$ROUNDS"); do
-    clients=(twelve twelve-epoll twelve-noverify h2load wrk)
-    # Connection per request: twelve also without resumption, a full handshake each time.
-    if [ "$w" = close ]; then clients+=(twelve-full); fi
-    for c in "${clients[@]}"; do
-      raw="$OUT/raw/client-$w-$c-$r.txt"
-      client_cmd "$c" "$w" "$NG" "$CLIENT_CONNS"
-      cpu=$(timed "$raw" "${CMD[@]}")
-      n=$(requests_in "$c" "$raw")
-      awk -v w="$w" -v c="$c" -v r="$r" -v n="$n" -v cpu="$cpu" \
-        'BEGIN{printf "%s\t%s\t%s\t%d\t%.3f\t%.2f\n", w, c, r, n, cpu, (n>0?cpu*1e6/n:0)}' \
-        >> "$OUT/client.tsv"
+# 2. Clients, each on CPU 1, against one uncapped server on CPU 0: nginx (part "client": nginx
+# is the limit, so the clients mostly wait), then twelve serve (part "bound": the faster
+# server, so the client is the limit, as bench/clients.sh measures plain HTTP). The server
+# needs most of CPU 0 for connection-per-request.
+clients_against() { # PORT TSV
+  echo -e "workload\tclient\tround\trequests\tclient_cpu_s\tclient_cpu_us_per_req" > "$2"
+  for w in json close; do
+    for r in $(seq "$ROUNDS"); do
+      clients=(twelve twelve-epoll twelve-noverify h2load wrk)
+      # Connection per request: twelve also without resumption, a full handshake each time.
+      if [ "$w" = close ]; then clients+=(twelve-full); fi
+      for c in "${clients[@]}"; do
+        raw="$OUT/raw/$(basename "$2" .tsv)-$w-$c-$r.txt"
+        client_cmd "$c" "$w" "$1" "$CLIENT_CONNS"
+        cpu=$(timed "$raw" "${CMD[@]}")
+        n=$(requests_in "$c" "$raw")
+        awk -v w="$w" -v c="$c" -v r="$r" -v n="$n" -v cpu="$cpu" \
+          'BEGIN{printf "%s\t%s\t%s\t%d\t%.3f\t%.2f\n", w, c, r, n, cpu, (n>0?cpu*1e6/n:0)}' \
+          >> "$2"
+      done
     done
   done
-done
+}
+if [[ " $PARTS " == *" client "* ]]; then clients_against "$NG" "$OUT/client.tsv"; fi
+if [[ " $PARTS " == *" bound "* ]]; then clients_against "$TW" "$OUT/client-bound.tsv"; fi
 
 python3 - "$OUT" <<'PY' > "$OUT/summary.md"
 import csv, sys, statistics as st, os
@@ -190,22 +198,27 @@ for w in ("json", "close") if srv else ():
     for s, rs in by.items():
         ratio = f"{eff['twelve'] / eff['nginx']:.2f}" if s == "twelve" else ""
         print(f"| {w} | {s} | {med(rs, 'rps'):.0f} | {eff[s]:.0f} | {ratio} |")
-print("\n## Clients against nginx, each on CPU 1 (medians)\n")
-print("| workload | client | requests | CPU µs per request | twelve / this | twelve-noverify / this |\n|---|---|---|---|---|---|")
-cl = rows("client.tsv")
-for w in ("json", "close"):
-    names = ("twelve", "twelve-epoll", "twelve-full", "twelve-noverify", "h2load", "wrk")
-    by = {c: [r for r in cl if r["workload"] == w and r["client"] == c] for c in names}
-    by = {c: rs for c, rs in by.items() if rs}
-    if "twelve" not in by:
-        continue
-    tw = med(by["twelve"], "client_cpu_us_per_req")
-    nv = med(by["twelve-noverify"], "client_cpu_us_per_req") if "twelve-noverify" in by else None
-    for c, rs in by.items():
-        us = med(rs, "client_cpu_us_per_req")
-        peer = not c.startswith("twelve")
-        ratio = f"{tw / us:.2f}" if peer else ""
-        ratio_nv = f"{nv / us:.2f}" if peer and nv else ""
-        print(f"| {w} | {c} | {med(rs, 'requests'):.0f} | {us:.2f} | {ratio} | {ratio_nv} |")
+def clients(tsv, title):
+    if not os.path.exists(os.path.join(out, tsv)):
+        return
+    print(f"\n## {title}\n")
+    print("| workload | client | requests | CPU µs per request | twelve / this | twelve-noverify / this |\n|---|---|---|---|---|---|")
+    cl = rows(tsv)
+    for w in ("json", "close"):
+        names = ("twelve", "twelve-epoll", "twelve-full", "twelve-noverify", "h2load", "wrk")
+        by = {c: [r for r in cl if r["workload"] == w and r["client"] == c] for c in names}
+        by = {c: rs for c, rs in by.items() if rs}
+        if "twelve" not in by:
+            continue
+        tw = med(by["twelve"], "client_cpu_us_per_req")
+        nv = med(by["twelve-noverify"], "client_cpu_us_per_req") if "twelve-noverify" in by else None
+        for c, rs in by.items():
+            us = med(rs, "client_cpu_us_per_req")
+            peer = not c.startswith("twelve")
+            ratio = f"{tw / us:.2f}" if peer else ""
+            ratio_nv = f"{nv / us:.2f}" if peer and nv else ""
+            print(f"| {w} | {c} | {med(rs, 'requests'):.0f} | {us:.2f} | {ratio} | {ratio_nv} |")
+clients("client.tsv", "Clients against uncapped nginx (nginx the limit), each on CPU 1 (medians)")
+clients("client-bound.tsv", "Clients against uncapped twelve serve (the client the limit), each on CPU 1 (medians)")
 PY
 cat "$OUT/summary.md"
