@@ -183,9 +183,11 @@ impl LoadArgs {
         match twelve_sys::ring::probe() {
             Ok(()) => Ok(ClientIo::Uring),
             Err(e) if self.io == "auto" => {
-                eprintln!(
-                    "twelve bench: --io auto: io_uring is unavailable here ({e}); using epoll"
-                );
+                // Said once per process: `compare` and `doctor --measure` build several runs.
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    eprintln!("twelve: --io auto: io_uring is unavailable here ({e}); using epoll");
+                });
                 Ok(ClientIo::Epoll)
             }
             Err(e) => anyhow::bail!(
