@@ -264,44 +264,40 @@ fn worker_main(
         let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
     }
     let cfg = &shared.config;
-    let target = &cfg.targets[0];
-    // As `Worker::new`: workers before this one hold about `id * c / t` slots.
+    let addr = cfg.targets[0].addr;
+    // Workers before this one hold about `id * c / t` slots.
     let first_slot = id * cfg.connections / cfg.worker_cpus.len();
     match cfg.io {
-        ClientIo::Epoll if !target.tls => Ok(Worker::new(id, shared, conns, tx)?.run()),
         ClientIo::Epoll => {
-            let socket = crate::epoll::EpollIo::new(target.addr, conns, &cfg.sources, first_slot)?;
-            with_tls(shared, id, conns, tx, socket)
-        }
-        ClientIo::Uring => {
-            let mut socket =
-                crate::uring::UringIo::new(target.addr, conns, &cfg.sources, first_slot)?;
+            let mut socket = crate::epoll::EpollIo::new(addr, conns, &cfg.sources, first_slot)?;
             if let Some(path) = &cfg.unix_socket {
                 socket = socket.with_unix(path)?;
             }
-            if target.tls {
-                return with_tls(shared, id, conns, tx, socket);
+            run_over(shared, id, conns, tx, socket)
+        }
+        ClientIo::Uring => {
+            let mut socket = crate::uring::UringIo::new(addr, conns, &cfg.sources, first_slot)?;
+            if let Some(path) = &cfg.unix_socket {
+                socket = socket.with_unix(path)?;
             }
-            Ok(Worker::with_io(id, shared, conns, tx, socket).run())
+            run_over(shared, id, conns, tx, socket)
         }
     }
 }
 
-/// Runs the worker with TLS between the dispatch and `socket`.
-fn with_tls<I: crate::io::Io>(
+/// Runs the worker over `socket`, with TLS between the dispatch and it for `https://`.
+fn run_over<I: crate::io::Io>(
     shared: &Shared<MonoClock>,
     id: usize,
     conns: usize,
     tx: Option<mpsc::Sender<Interval>>,
     socket: I,
 ) -> std::io::Result<WorkerResult> {
-    let tls = shared.config.tls.as_ref().ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "https:// without a TLS client configuration",
-        )
-    })?;
-    let name = twelve_tls::ClientTls::server_name(shared.config.targets[0].host())
+    let target = &shared.config.targets[0];
+    let Some(tls) = shared.config.tls.as_ref().filter(|_| target.tls) else {
+        return Ok(Worker::with_io(id, shared, conns, tx, socket).run());
+    };
+    let name = twelve_tls::ClientTls::server_name(target.host())
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let io = crate::tls::TlsIo::new(socket, tls.clone(), name, conns);
     Ok(Worker::with_io(id, shared, conns, tx, io).run())

@@ -13,7 +13,6 @@
 use crate::clock::Clock;
 use crate::config::{Config, Stop};
 use crate::dispatch::Dispatch;
-use crate::epoll::EpollIo;
 use crate::io::Io;
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
@@ -58,8 +57,10 @@ pub(crate) struct Interval {
     pub hist: Recorder,
 }
 
-/// One worker. `I` is [`EpollIo`] in a run; the simulation gives it a modelled server.
-pub(crate) struct Worker<'s, C: Clock, I: Io = EpollIo> {
+/// One worker over its sockets: `EpollIo` or `UringIo` in a run (see `run::worker_main`), a
+/// modelled server in the simulation. Built on the worker thread, after pinning, so its memory
+/// is first touched (and so placed) on the worker's NUMA node.
+pub(crate) struct Worker<'s, C: Clock, I: Io> {
     id: usize,
     s: &'s Shared<C>,
     d: Dispatch<'s, C, I>,
@@ -73,26 +74,6 @@ fn context_switches() -> u64 {
         .filter(|l| l.contains("ctxt_switches"))
         .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         .sum()
-}
-
-impl<'s, C: Clock> Worker<'s, C, EpollIo> {
-    /// Builds the worker's state on its own epoll instance. Call on the worker thread, after
-    /// pinning, so the memory is first touched (and so placed) on the worker's NUMA node.
-    pub(crate) fn new(
-        id: usize,
-        s: &'s Shared<C>,
-        conns: usize,
-        hdr: Option<Sender<Interval>>,
-    ) -> std::io::Result<Self> {
-        let cfg = &s.config;
-        // Workers before this one hold about `id * c / t` slots.
-        let first_slot = id * cfg.connections / cfg.worker_cpus.len();
-        let mut io = EpollIo::new(cfg.targets[0].addr, conns, &cfg.sources, first_slot)?;
-        if let Some(path) = &cfg.unix_socket {
-            io = io.with_unix(path)?;
-        }
-        Ok(Self::with_io(id, s, conns, hdr, io))
-    }
 }
 
 impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
