@@ -31,6 +31,8 @@ use twelve_sys::ring::{Completion, Event as Done, RecvBuf, Ring};
 const ENTRIES: u32 = 1024;
 /// Bytes per provided receive buffer: gcannon's default (`--recv-buf 4096`).
 const BUF_SIZE: u32 = 4096;
+/// `POLLOUT` as the ring's poll takes it: the end of a non-blocking connect.
+const POLLOUT: u32 = rustix::event::PollFlags::OUT.bits() as u32;
 
 /// One connection on a slot: its socket and how many of its operations have not completed.
 struct Link {
@@ -240,7 +242,7 @@ impl Io for UringIo {
         let s = &mut self.slots[slot];
         s.gen_ = s.gen_.wrapping_add(1);
         let t = tag(slot, s.gen_);
-        self.ring.poll(fd.as_fd(), libc_pollout(), false, t);
+        self.ring.poll(fd.as_fd(), POLLOUT, false, t);
         s.live = Some(Link { fd, tag: t, ops: 1 });
         Ok(())
     }
@@ -337,7 +339,8 @@ impl Io for UringIo {
             self.slots[ev.slot].listed = None;
         }
         self.events.clear();
-        for slot in std::mem::take(&mut self.rearm) {
+        let rearm = std::mem::take(&mut self.rearm);
+        for &slot in &rearm {
             let s = &mut self.slots[slot];
             if std::mem::take(&mut s.rearm)
                 && !s.eof
@@ -348,6 +351,8 @@ impl Io for UringIo {
                 self.ring.recv_multi(l.fd.as_fd(), l.tag);
             }
         }
+        self.rearm = rearm;
+        self.rearm.clear();
         let again = std::mem::take(&mut self.again);
         for &slot in &again {
             if self.slots[slot].live.is_some() {
@@ -381,9 +386,4 @@ impl Io for UringIo {
     fn nap(&mut self, ns: u64) {
         std::thread::sleep(Duration::from_nanos(ns));
     }
-}
-
-/// `POLLOUT` as the ring's poll takes it.
-fn libc_pollout() -> u32 {
-    rustix::event::PollFlags::OUT.bits().into()
 }
