@@ -34,7 +34,8 @@ impl RequestSet {
             .targets
             .iter()
             .map(|t| {
-                compile(config, t).unwrap_or_else(|_| (encode(config, t, &config.body), Vec::new()))
+                compile(config, t)
+                    .unwrap_or_else(|_| (encode(config, t, body_of(config, t)), Vec::new()))
             })
             .unzip();
         let urls = one.len();
@@ -133,7 +134,7 @@ pub fn check_templates(config: &Config) -> Result<(), ConfigError> {
 /// One target's request with its placeholders at their first values, and where they are. The
 /// body is compiled first: its fixed-width length is the `Content-Length`.
 fn compile(config: &Config, t: &Target) -> Result<(Vec<u8>, Vec<Hole>), template::TemplateError> {
-    let (body, body_holes) = template::compile(t.body.as_deref().unwrap_or(&config.body))?;
+    let (body, body_holes) = template::compile(body_of(config, t))?;
     let head = encode(config, t, &body);
     let head_len = head.len() - body.len();
     let (mut bytes, mut holes) = template::compile(&head[..head_len])?;
@@ -141,6 +142,11 @@ fn compile(config: &Config, t: &Target) -> Result<(Vec<u8>, Vec<Hole>), template
     bytes.extend_from_slice(&body);
     holes.extend(body_holes.into_iter().map(|h| Hole { at: h.at + at, ..h }));
     Ok((bytes, holes))
+}
+
+/// The target's own body (a targets file), else the run's.
+fn body_of<'c>(config: &'c Config, t: &'c Target) -> &'c [u8] {
+    t.body.as_deref().unwrap_or(&config.body)
 }
 
 /// One target's request: its own method and headers where it has them (a targets file), the

@@ -96,15 +96,14 @@ pub(crate) fn compile(text: &[u8]) -> Result<(Vec<u8>, Vec<Hole>), TemplateError
 /// The placeholder `s` starts with, as (kind, width, bytes it spans); `None` when `s` does not
 /// start one (a brace of JSON, say).
 fn placeholder(s: &[u8]) -> Result<Option<(Kind, usize, usize)>, TemplateError> {
-    let lower = |n: usize| s.get(..n).map(<[u8]>::to_ascii_lowercase);
-    let (name_len, is_seq) =
-        if lower(5).as_deref() == Some(b"{seq:") || lower(5).as_deref() == Some(b"{seq}") {
-            (4, true)
-        } else if lower(6).as_deref() == Some(b"{rand:") || lower(6).as_deref() == Some(b"{rand}") {
-            (5, false)
-        } else {
-            return Ok(None);
-        };
+    let starts = |p: &[u8]| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+    let (name_len, is_seq) = if starts(b"{seq:") || starts(b"{seq}") {
+        (4, true)
+    } else if starts(b"{rand:") || starts(b"{rand}") {
+        (5, false)
+    } else {
+        return Ok(None);
+    };
     let Some(close) = s.iter().position(|&b| b == b'}') else {
         return Err(error(s, s.len().min(40), "no closing }"));
     };
