@@ -3,8 +3,12 @@
 //! connection queued on it before twelve started) is served, names map to CPUs, a wrong name
 //! is refused, and an upgrade hands systemd's socket on without leaking `LISTEN_*`.
 
+#[path = "support/reap.rs"]
+mod reap;
 #[path = "support/skip.rs"]
 mod skip;
+
+use reap::Reap;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -67,7 +71,7 @@ fn a_socket_activated_serve_answers_the_connection_that_started_it_and_upgrades(
     let Some(mut child) = activate(addr, "http", &["--control", control.to_str().unwrap()]) else {
         return;
     };
-    let mut reap = Reap(vec![child.id()]);
+    let mut reap = Reap::new(child.id());
     // This connection waits in systemd's accept queue while twelve starts.
     let first = get(addr);
     assert!(first.starts_with("HTTP/1.1 200"), "{first}");
@@ -91,8 +95,9 @@ fn a_socket_activated_serve_answers_the_connection_that_started_it_and_upgrades(
     }
     // Stop the serving generation (the first has drained and exited by itself).
     let pid = answer.trim().rsplit("pid=").next().unwrap().to_owned();
-    reap.0.push(pid.parse().unwrap());
     assert!(Command::new("kill").arg(&pid).status().unwrap().success());
+    reap.release(pid.parse().unwrap());
+    reap.release(child.id());
     let _ = child.wait();
     let _ = std::fs::remove_file(&control);
 }
@@ -107,17 +112,6 @@ fn a_socket_named_for_another_cpu_is_refused_with_its_name() {
     let _ = TcpStream::connect(addr).map(|mut s| s.write_all(b"GET / HTTP/1.1\r\n\r\n"));
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(2));
-}
-
-/// Kills what a failed test left running (only the processes it started, by pid).
-struct Reap(Vec<u32>);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        for pid in &self.0 {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-        }
-    }
 }
 
 #[test]
@@ -144,7 +138,7 @@ fn readiness_reloading_mainpid_and_stopping_reach_the_notify_socket() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let mut reap = Reap(vec![child.id()]);
+    let mut reap = Reap::new(child.id());
     let next = || {
         let mut buf = [0u8; 512];
         let n = sock.recv(&mut buf).unwrap();
@@ -168,7 +162,7 @@ fn readiness_reloading_mainpid_and_stopping_reach_the_notify_socket() {
         .unwrap()
         .parse()
         .unwrap();
-    reap.0.push(new_pid);
+    reap.push(new_pid);
     assert_eq!(next(), "RELOADING=1\n");
     // The new generation takes over as the service's main process.
     assert_eq!(next(), format!("MAINPID={new_pid}\nREADY=1\n"));
@@ -179,7 +173,9 @@ fn readiness_reloading_mainpid_and_stopping_reach_the_notify_socket() {
             .unwrap()
             .success()
     );
+    reap.release(new_pid);
     assert_eq!(next(), "STOPPING=1\n");
+    reap.release(child.id());
     let _ = child.wait();
     let _ = std::fs::remove_file(&notify);
 }

@@ -5,6 +5,8 @@
 
 #[path = "support/listening.rs"]
 mod listening;
+#[path = "support/reap.rs"]
+mod reap;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -260,18 +262,6 @@ fn tls_listen_adds_https_beside_plain_http() {
     assert!(tls.contains("listening on https://127.0.0.1:"), "{tls}");
 }
 
-/// Kills the processes it holds, by PID, when dropped (a successor generation is not our
-/// child).
-struct Reap(Vec<u32>);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        for pid in &self.0 {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-        }
-    }
-}
-
 /// One plain HTTP/1.1 request with `Connection: close`; the whole response.
 fn http_get(addr: SocketAddr, path: &str) -> String {
     let mut sock = TcpStream::connect(addr).unwrap();
@@ -308,14 +298,14 @@ fn an_upgrade_keeps_plain_and_tls_listeners_apart() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn twelve serve");
-    let mut reap = Reap(vec![child.id()]);
+    let mut reap = reap::Reap::new(child.id());
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr_of = |line: String, scheme: &str| -> SocketAddr {
-        let rest = line.split(&format!("{scheme}://")).nth(1).expect(&line);
-        rest.split_whitespace().next().unwrap().parse().unwrap()
+    let mut next_addr = |scheme: &str| {
+        let line = lines.next().unwrap().unwrap();
+        listening::addr_in(&line, scheme).unwrap_or_else(|| panic!("{line}"))
     };
-    let plain = addr_of(lines.next().unwrap().unwrap(), "http");
-    let tls = addr_of(lines.next().unwrap().unwrap(), "https");
+    let plain = next_addr("http");
+    let tls = next_addr("https");
     assert!(http_get(plain, "/plaintext").contains("X-Twelve-Generation: 1"));
     let out = Command::new(env!("CARGO_BIN_EXE_twelve"))
         .args(["upgrade", "--control"])
@@ -324,7 +314,7 @@ fn an_upgrade_keeps_plain_and_tls_listeners_apart() {
         .unwrap();
     let answer = text(&out.stdout);
     assert!(answer.starts_with("ready generation=2 pid="), "{answer}");
-    reap.0.push(
+    reap.push(
         answer
             .trim()
             .rsplit("pid=")
@@ -343,6 +333,8 @@ fn an_upgrade_keeps_plain_and_tls_listeners_apart() {
         got.starts_with("HTTP/1.1 200") && got.contains("X-Twelve-Generation: 2"),
         "HTTPS after the upgrade: {got:?}"
     );
+    // Generation 1 drains and exits by itself; generation 2 is killed by `reap`.
+    reap.release(child.id());
     let _ = child.wait();
     let _ = std::fs::remove_file(&control);
 }

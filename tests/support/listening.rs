@@ -13,9 +13,13 @@ pub fn listening_addr(child: &mut Child, scheme: &str) -> SocketAddr {
     BufReader::new(child.stdout.take().expect("stdout piped"))
         .read_line(&mut line)
         .expect("read the listening line");
+    addr_in(&line, scheme).unwrap_or_else(|| panic!("no {scheme} listening line: {line:?}"))
+}
+
+/// The address after `scheme://` in a listening line, if it has one.
+pub fn addr_in(line: &str, scheme: &str) -> Option<SocketAddr> {
     line.split(&format!("{scheme}://"))
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no {scheme} listening line: {line:?}"))
 }
