@@ -74,8 +74,6 @@ struct Worker {
     batch: Option<Batch>,
     /// Connections reported ready by the last wait, with whether they are readable.
     ready: Vec<(u64, bool)>,
-    /// With TLS on some listeners only: the plain connections of `ready`, for the batch.
-    plain_ready: Vec<(u64, bool)>,
     /// A batch's operations and, for each, its connection and the read space it offered.
     ops: Vec<Op>,
     op_tokens: Vec<(u64, usize)>,
@@ -114,7 +112,6 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         gate: Gate::default(),
         batch,
         ready: Vec::new(),
-        plain_ready: Vec::new(),
         ops: Vec::new(),
         op_tokens: Vec::new(),
         finish: Vec::new(),
@@ -191,29 +188,19 @@ impl Worker {
 
     /// Runs the connections of the last wait: batched where that saves syscalls.
     fn drive_ready(&mut self, now: u64) {
-        let ready = std::mem::take(&mut self.ready);
+        let mut ready = std::mem::take(&mut self.ready);
+        if self.batch.is_some() && self.setup.tls.is_some() && ready.len() >= MIN_BATCH {
+            // Plain and TLS listeners: the TLS connections one by one now, the plain ones
+            // left for the batch.
+            ready.retain(|&(token, readable)| {
+                let tls = self.slab.get(token).is_some_and(|l| l.tls.is_some());
+                if tls {
+                    self.drive(token, readable, now);
+                }
+                !tls
+            });
+        }
         match self.batch.take() {
-            Some(mut batch) if ready.len() >= MIN_BATCH && self.setup.tls.is_some() => {
-                // Mixed listeners: TLS connections one by one, the plain ones batched.
-                let mut plain = std::mem::take(&mut self.plain_ready);
-                for &(token, readable) in &ready {
-                    if self.slab.get(token).is_some_and(|l| l.tls.is_some()) {
-                        self.drive(token, readable, now);
-                    } else {
-                        plain.push((token, readable));
-                    }
-                }
-                if plain.len() >= MIN_BATCH {
-                    self.drive_batch(&mut batch, &plain, now);
-                } else {
-                    for &(token, readable) in &plain {
-                        self.drive(token, readable, now);
-                    }
-                }
-                plain.clear();
-                self.plain_ready = plain;
-                self.batch = Some(batch);
-            }
             Some(mut batch) if ready.len() >= MIN_BATCH => {
                 self.drive_batch(&mut batch, &ready, now);
                 self.batch = Some(batch);
