@@ -4,50 +4,31 @@
 //! Interest is EPOLLIN (plus EPOLLOUT while connecting, and while a short write waits), so a
 //! request costs one `send` and one `recv` and no `epoll_ctl` after connect (wrk re-arms
 //! EPOLLOUT around every write).
-use crate::io::{Event, Io, connect_unix, source_addrs, start_connect};
+use crate::io::{Dialer, Event, Io};
 use rustix::buffer::spare_capacity;
 use rustix::event::{Timespec, epoll};
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
 use rustix::net::{self, RecvFlags, SendFlags};
-use std::net::SocketAddr;
 use std::time::Duration;
 
 pub(crate) struct EpollIo {
     ep: OwnedFd,
-    addr: SocketAddr,
-    /// Source addresses, taken by slot in turn (`--source`); empty: the kernel picks.
-    sources: Vec<SocketAddr>,
-    /// `--unix-socket`: connect here instead of `addr`.
-    unix: Option<net::SocketAddrUnix>,
+    dialer: Dialer,
     /// The socket of each slot, while it has one.
     fds: Vec<Option<OwnedFd>>,
     events: Vec<epoll::Event>,
 }
 
 impl EpollIo {
-    /// `first_slot` is the run-wide index of this worker's slot 0, so the workers together
-    /// take the source addresses in turn.
-    pub(crate) fn new(
-        addr: SocketAddr,
-        slots: usize,
-        sources: &[std::net::IpAddr],
-        first_slot: usize,
-    ) -> std::io::Result<Self> {
+    /// `slots` connections, opened by `dialer`.
+    pub(crate) fn new(dialer: Dialer, slots: usize) -> std::io::Result<Self> {
         Ok(Self {
             ep: epoll::create(epoll::CreateFlags::CLOEXEC)?,
-            addr,
-            unix: None,
-            sources: source_addrs(sources, slots, first_slot),
+            dialer,
             fds: (0..slots).map(|_| None).collect(),
             events: Vec::with_capacity(256),
         })
-    }
-
-    /// Connects to the Unix-domain socket at `path` instead of the target's address.
-    pub(crate) fn with_unix(mut self, path: &std::path::Path) -> std::io::Result<Self> {
-        self.unix = Some(net::SocketAddrUnix::new(path)?);
-        Ok(self)
     }
 
     fn interest(&self, slot: usize, flags: epoll::EventFlags) -> Result<(), Errno> {
@@ -58,14 +39,7 @@ impl EpollIo {
 
 impl Io for EpollIo {
     fn connect(&mut self, slot: usize) -> Result<(), Errno> {
-        let fd = match &self.unix {
-            Some(to) => connect_unix(to)?,
-            None => {
-                let source =
-                    (!self.sources.is_empty()).then(|| &self.sources[slot % self.sources.len()]);
-                start_connect(&self.addr, source)?
-            }
-        };
+        let fd = self.dialer.open(slot)?;
         let data = epoll::EventData::new_u64(slot as u64);
         let both = epoll::EventFlags::OUT | epoll::EventFlags::IN;
         epoll::add(&self.ep, &fd, data, both).map_err(|_| Errno::NOMEM)?;

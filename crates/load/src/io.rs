@@ -1,5 +1,5 @@
 //! The contract between a worker's dispatch and its sockets: connect, send, receive, close,
-//! and wait for readiness, per connection slot. [`crate::epoll`] implements it with real
+//! and wait for readiness, per connection slot. [`crate::epoll`] and `crate::uring` implement it with real
 //! sockets on one epoll instance; the simulation ([`crate::sim`]) with a modelled server on a
 //! simulated clock. Both run the same worker loop and dispatch over it.
 use rustix::fd::OwnedFd;
@@ -45,51 +45,67 @@ pub(crate) trait Io {
     }
 }
 
-/// The source address of each of a worker's `slots` (`--source`), taken in turn from the
-/// run-wide slot `first_slot` on, so the workers together go round the list; empty: the
-/// kernel picks.
-pub(crate) fn source_addrs(
-    sources: &[std::net::IpAddr],
-    slots: usize,
-    first_slot: usize,
-) -> Vec<SocketAddr> {
-    let n = sources.len().max(1);
-    (0..sources.len().min(slots))
-        .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
-        .collect()
+/// Where a worker's connections go and come from, and how one is opened: both engines'
+/// sockets, alike.
+pub(crate) struct Dialer {
+    addr: SocketAddr,
+    /// Source addresses, taken by slot in turn (`--source`); empty: the kernel picks.
+    sources: Vec<SocketAddr>,
+    /// `--unix-socket`: connect here instead of `addr`.
+    unix: Option<net::SocketAddrUnix>,
 }
 
-/// A non-blocking TCP socket with its connect to `addr` started (from `source`, when given):
-/// both engines' sockets, alike.
-pub(crate) fn start_connect(
-    addr: &SocketAddr,
-    source: Option<&SocketAddr>,
-) -> Result<OwnedFd, Errno> {
-    let family = if addr.is_ipv4() {
-        AddressFamily::INET
-    } else {
-        AddressFamily::INET6
-    };
-    let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-    // The errno as it is: EMFILE is counted as its own class (no descriptor left).
-    let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
-    // Requests are small and complete; Nagle would hold the second of a pipelined pair.
-    let _ = net::sockopt::set_tcp_nodelay(&fd, true);
-    if let Some(source) = source {
-        // Port 0: the kernel picks a port of this source address's own range.
-        net::bind(&fd, source)?;
+impl Dialer {
+    /// `first_slot` is the run-wide index of this worker's slot 0, so the workers together
+    /// take the source addresses in turn.
+    pub(crate) fn new(
+        addr: SocketAddr,
+        sources: &[std::net::IpAddr],
+        slots: usize,
+        first_slot: usize,
+    ) -> Self {
+        let n = sources.len().max(1);
+        Self {
+            addr,
+            sources: (0..sources.len().min(slots))
+                .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
+                .collect(),
+            unix: None,
+        }
     }
-    match net::connect(&fd, addr) {
-        Ok(()) | Err(Errno::INPROGRESS) => Ok(fd),
-        Err(e) => Err(e),
-    }
-}
 
-/// A non-blocking connect to the Unix-domain socket `to`: it completes at once or fails
-/// (EAGAIN when the listener's backlog is full, counted as a failed connect).
-pub(crate) fn connect_unix(to: &net::SocketAddrUnix) -> Result<OwnedFd, Errno> {
-    let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-    let fd = net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
-    net::connect(&fd, to)?;
-    Ok(fd)
+    /// Connects to the Unix-domain socket at `path` instead of the target's address.
+    pub(crate) fn with_unix(mut self, path: &std::path::Path) -> std::io::Result<Self> {
+        self.unix = Some(net::SocketAddrUnix::new(path)?);
+        Ok(self)
+    }
+
+    /// A non-blocking socket for `slot` with its connect started. A Unix-domain connect
+    /// completes at once or fails (EAGAIN when the listener's backlog is full, counted as a
+    /// failed connect).
+    pub(crate) fn open(&self, slot: usize) -> Result<OwnedFd, Errno> {
+        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+        if let Some(to) = &self.unix {
+            let fd = net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
+            net::connect(&fd, to)?;
+            return Ok(fd);
+        }
+        let family = if self.addr.is_ipv4() {
+            AddressFamily::INET
+        } else {
+            AddressFamily::INET6
+        };
+        // The errno as it is: EMFILE is counted as its own class (no descriptor left).
+        let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
+        // Requests are small and complete; Nagle would hold the second of a pipelined pair.
+        let _ = net::sockopt::set_tcp_nodelay(&fd, true);
+        if !self.sources.is_empty() {
+            // Port 0: the kernel picks a port of this source address's own range.
+            net::bind(&fd, &self.sources[slot % self.sources.len()])?;
+        }
+        match net::connect(&fd, &self.addr) {
+            Ok(()) | Err(Errno::INPROGRESS) => Ok(fd),
+            Err(e) => Err(e),
+        }
+    }
 }

@@ -3,9 +3,11 @@
 use crate::clock::{Clock, MonoClock};
 use crate::coalesce::Coalesce;
 use crate::config::{Arrival, ClientIo, Config, ConfigError, Model, Stop};
+use crate::epoll::EpollIo;
 use crate::live::LiveSum;
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
+use crate::uring::UringIo;
 use crate::worker::{Interval, ProgressSlot, Shared, Worker};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -264,24 +266,15 @@ fn worker_main(
         let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
     }
     let cfg = &shared.config;
-    let addr = cfg.targets[0].addr;
     // Workers before this one hold about `id * c / t` slots.
     let first_slot = id * cfg.connections / cfg.worker_cpus.len();
+    let mut dialer = crate::io::Dialer::new(cfg.targets[0].addr, &cfg.sources, conns, first_slot);
+    if let Some(path) = &cfg.unix_socket {
+        dialer = dialer.with_unix(path)?;
+    }
     match cfg.io {
-        ClientIo::Epoll => {
-            let mut socket = crate::epoll::EpollIo::new(addr, conns, &cfg.sources, first_slot)?;
-            if let Some(path) = &cfg.unix_socket {
-                socket = socket.with_unix(path)?;
-            }
-            run_over(shared, id, conns, tx, socket)
-        }
-        ClientIo::Uring => {
-            let mut socket = crate::uring::UringIo::new(addr, conns, &cfg.sources, first_slot)?;
-            if let Some(path) = &cfg.unix_socket {
-                socket = socket.with_unix(path)?;
-            }
-            run_over(shared, id, conns, tx, socket)
-        }
+        ClientIo::Epoll => run_over(shared, id, conns, tx, EpollIo::new(dialer, conns)?),
+        ClientIo::Uring => run_over(shared, id, conns, tx, UringIo::new(dialer, conns)?),
     }
 }
 

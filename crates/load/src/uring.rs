@@ -18,12 +18,11 @@
 //!   once their last completion arrived (closing it earlier would leave the multishot receive
 //!   holding the socket). The slot can connect again at once: completions carry the
 //!   connection's generation, and a stale one only settles its own connection's count.
-use crate::io::{Event, Io, connect_unix, source_addrs, start_connect};
+use crate::io::{Dialer, Event, Io};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::net;
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::time::Duration;
 use twelve_sys::ring::{Completion, Event as Done, RecvBuf, Ring};
 
@@ -64,9 +63,7 @@ struct Slot {
 
 pub(crate) struct UringIo {
     ring: Ring,
-    addr: SocketAddr,
-    sources: Vec<SocketAddr>,
-    unix: Option<net::SocketAddrUnix>,
+    dialer: Dialer,
     slots: Vec<Slot>,
     /// Cancelled connections waiting for their operations' last completions.
     closing: Vec<Link>,
@@ -84,21 +81,14 @@ fn tag(slot: usize, gen_: u32) -> u64 {
 }
 
 impl UringIo {
-    /// A ring for `slots` connections; fails where io_uring cannot run this (see
-    /// [`Ring::new`]). `first_slot` is as for the epoll engine: the source addresses go round.
-    pub(crate) fn new(
-        addr: SocketAddr,
-        slots: usize,
-        sources: &[std::net::IpAddr],
-        first_slot: usize,
-    ) -> std::io::Result<Self> {
+    /// A ring for `slots` connections opened by `dialer`; fails where io_uring cannot run
+    /// this (see [`Ring::new`]).
+    pub(crate) fn new(dialer: Dialer, slots: usize) -> std::io::Result<Self> {
         // Enough buffers for one response per connection per turn, within 256..=4096.
         let bufs = slots.next_power_of_two().clamp(256, 4096) as u16;
         Ok(Self {
             ring: Ring::new(ENTRIES, bufs, BUF_SIZE)?,
-            addr,
-            sources: source_addrs(sources, slots, first_slot),
-            unix: None,
+            dialer,
             slots: (0..slots).map(|_| Slot::default()).collect(),
             closing: Vec::new(),
             again: Vec::new(),
@@ -106,20 +96,6 @@ impl UringIo {
             done: Vec::new(),
             events: Vec::new(),
         })
-    }
-
-    /// Connects to the Unix-domain socket at `path` instead of the target's address.
-    pub(crate) fn with_unix(mut self, path: &std::path::Path) -> std::io::Result<Self> {
-        self.unix = Some(net::SocketAddrUnix::new(path)?);
-        Ok(self)
-    }
-
-    fn socket(&self, slot: usize) -> Result<OwnedFd, Errno> {
-        if let Some(to) = &self.unix {
-            return connect_unix(to);
-        }
-        let source = (!self.sources.is_empty()).then(|| &self.sources[slot % self.sources.len()]);
-        start_connect(&self.addr, source)
     }
 
     /// Lists `slot` in this poll's events (once), readable and/or writable.
@@ -238,7 +214,7 @@ impl Io for UringIo {
             // Never drop a socket the ring may still use: close it the ring's way first.
             self.close(slot);
         }
-        let fd = self.socket(slot)?;
+        let fd = self.dialer.open(slot)?;
         let s = &mut self.slots[slot];
         s.gen_ = s.gen_.wrapping_add(1);
         let t = tag(slot, s.gen_);
