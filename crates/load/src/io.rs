@@ -1,7 +1,8 @@
 //! The contract between a worker's dispatch and its sockets: connect, send, receive, close,
-//! and wait for readiness, per connection slot. [`crate::epoll`] and `crate::uring` implement it with real
-//! sockets on one epoll instance; the simulation ([`crate::sim`]) with a modelled server on a
-//! simulated clock. Both run the same worker loop and dispatch over it.
+//! and wait for readiness, per connection slot. [`crate::epoll`] (one epoll instance) and
+//! `crate::uring` (one io_uring) implement it with real sockets, opened by one [`Dialer`];
+//! the simulation ([`crate::sim`]) with a modelled server on a simulated clock. All run the
+//! same worker loop and dispatch over it.
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
 use rustix::net::{self, AddressFamily, SocketFlags, SocketType};
