@@ -18,6 +18,7 @@ pub struct RequestSet {
     head: bool,
     /// Per URL, its placeholders (offsets within the request); all empty in most runs.
     holes: Vec<Vec<Hole>>,
+    /// Whether any URL has a placeholder: asked twice per window, so kept, not recounted.
     templated: bool,
     /// Requests of this process that took a sequence number so far.
     seq: AtomicU64,
