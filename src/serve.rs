@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use twelve_engine::apps::techempower;
-use twelve_engine::{Backend, Config, Limits, StartError, Steer, Timeouts};
+use twelve_engine::{Backend, Config, FileCacheConfig, Limits, StartError, Steer, Timeouts};
 
 /// Flags of `twelve serve`.
 #[derive(clap::Args, Debug)]
@@ -37,6 +37,17 @@ pub struct Args {
     /// Serve static files from this directory for GET/HEAD paths no route matches.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Bytes of --root's small files each worker keeps in memory (0: none). A kept file goes
+    /// out with its head in one send, without open, sendfile or close.
+    #[arg(long, value_name = "BYTES", default_value_t = FileCacheConfig::default().bytes)]
+    file_cache: usize,
+    /// Largest file the cache keeps, in bytes; larger ones are sent with sendfile.
+    #[arg(long, value_name = "BYTES", default_value_t = FileCacheConfig::default().max_file)]
+    file_cache_max: u64,
+    /// Seconds a kept file is served without checking it again. 0: one statx per request, so
+    /// a changed file is never served stale; above 0, a change shows within this long.
+    #[arg(long, value_name = "SECS", default_value = "0")]
+    file_cache_valid: f64,
     /// Seconds a request head may take, from its first byte (then 408); also the longest a new
     /// connection may stay silent (then closed without a response).
     #[arg(long, value_name = "SECS", default_value = "10")]
@@ -229,6 +240,18 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         busy_poll_us: args.busy_poll,
         metrics_path: (!args.no_metrics).then(|| args.metrics_path.clone()),
         root: args.root.clone(),
+        file_cache: FileCacheConfig {
+            bytes: args.file_cache,
+            max_file: args.file_cache_max,
+            valid: Duration::try_from_secs_f64(args.file_cache_valid)
+                .ok()
+                .with_context(|| {
+                    format!(
+                        "--file-cache-valid {}: expected seconds, 0 or more",
+                        args.file_cache_valid
+                    )
+                })?,
+        },
         drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
         // Closing an idle connection at the drain's start loses the request a busy client
         // has already sent into it (every one of wrk -c64's, measured before this): keep it

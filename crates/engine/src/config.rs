@@ -168,6 +168,9 @@ pub struct Config {
     pub metrics_path: Option<String>,
     /// Directory of static files served for `GET`/`HEAD` requests no route matched.
     pub root: Option<PathBuf>,
+    /// How much of `root` each worker keeps in memory, and how often a kept file is checked
+    /// (by default on every request, so a changed file is never served stale).
+    pub file_cache: crate::FileCacheConfig,
     /// After [`ServerHandle::shutdown`](crate::ServerHandle::shutdown), longest the workers
     /// finish in-flight requests before closing what remains.
     pub drain_timeout: Duration,
@@ -212,6 +215,7 @@ impl Default for Config {
             busy_poll_us: None,
             metrics_path: Some("/metrics".to_owned()),
             root: None,
+            file_cache: crate::FileCacheConfig::default(),
             drain_timeout: Duration::from_secs(10),
             close_idle_on_drain: true,
             write_high_water: 256 * 1024,

@@ -1,7 +1,7 @@
 //! The glue between the router and static files: a fallback [`Handler`] that asks
 //! [`StaticFiles`] for a reply plan and writes it through [`Response`].
 
-use crate::files::{FileError, RangeBuf, StaticFiles};
+use crate::files::{Body, FileError, RangeBuf, StaticFiles};
 use crate::response::Response;
 use crate::router::Handler;
 use twelve_http::Request;
@@ -35,12 +35,15 @@ impl Handler for FilesHandler {
         let body = reply.body.take();
         let mut range = RangeBuf::new();
         let extra = reply.extra_fields(&mut range);
+        let content_type = reply.content_type.unwrap_or("application/octet-stream");
         match body {
-            Some(b) => res.send_file(
+            Some(Body::File(b)) => res.send_file(reply.status, content_type, extra.as_slice(), b),
+            // A cached file goes out with its head, in one send.
+            Some(Body::Memory { data, start, len }) => res.send(
                 reply.status,
-                reply.content_type.unwrap_or("application/octet-stream"),
+                content_type,
                 extra.as_slice(),
-                b,
+                &data[start..start + len],
             ),
             // HEAD (the plan has the GET's length but no file), 301, 304, 416.
             None => res.send_head(

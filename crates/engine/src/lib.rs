@@ -54,6 +54,7 @@ mod timer;
 
 pub use backend::tls::ktls_available;
 pub use config::{Backend, Config, Steer, Timeouts, UnknownBackend};
+pub use files::FileCacheConfig;
 pub use metrics::MetricsSnapshot;
 pub use response::{FileBody, Response};
 pub use router::{Handler, Router};

@@ -214,9 +214,11 @@ fn with_static_files(router: Router, config: &Config) -> Result<Router, StartErr
     let Some(root) = &config.root else {
         return Ok(router);
     };
-    let files = crate::files::StaticFiles::open(root).map_err(|source| StartError::Root {
-        path: root.clone(),
-        source,
+    let files = crate::files::StaticFiles::open(root, config.file_cache).map_err(|source| {
+        StartError::Root {
+            path: root.clone(),
+            source,
+        }
     })?;
     Ok(if router.has_fallback() {
         router

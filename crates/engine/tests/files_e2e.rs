@@ -182,3 +182,44 @@ fn head_of_big_file_has_length_and_no_body() {
     );
     srv.finish();
 }
+
+/// A small file goes out from the worker's cache (the default): pipelined requests get their
+/// bodies in order on one connection, and a file replaced between two requests is served new
+/// on the next, with its new validators.
+#[test]
+fn cached_file_is_served_pipelined_and_fresh_after_a_replace() {
+    let srv = TestServer::start();
+    let name = format!("cached-{}.txt", std::process::id());
+    let path = static_root().join(&name);
+    std::fs::write(&path, "first version").unwrap();
+    let mut c = srv.connect();
+    let one = get(&format!("/{name}"), "");
+    c.send(one.repeat(3).as_bytes());
+    let mut tags = Vec::new();
+    for _ in 0..3 {
+        let r = c.response();
+        assert_status(&r, &[200]);
+        assert_eq!(r.body, b"first version");
+        tags.push(r.header("etag").map(str::to_owned));
+    }
+    assert!(
+        tags.iter().all(|t| t.is_some() && *t == tags[0]),
+        "{tags:?}"
+    );
+    let tmp = static_root().join(format!("{name}.new"));
+    std::fs::write(&tmp, "the second, longer version").unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    c.send(one.as_bytes());
+    let r = c.response();
+    assert_status(&r, &[200]);
+    assert_eq!(r.body, b"the second, longer version");
+    assert_ne!(r.header("etag").map(str::to_owned), tags[0]);
+    c.send(format!("GET /{name} HTTP/1.1\r\nHost: a\r\nRange: bytes=4-9\r\n\r\n").as_bytes());
+    let r = c.response();
+    assert_status(&r, &[206]);
+    assert_eq!(r.body, b"second");
+    std::fs::remove_file(&path).unwrap();
+    c.send(one.as_bytes());
+    assert_status(&c.response(), &[404]);
+    srv.finish();
+}

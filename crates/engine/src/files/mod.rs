@@ -8,13 +8,15 @@
 //! fields as `(name, value)` pairs. It gets back either
 //!
 //! - `Ok(FileReply)`: if [`FileReply::body`] is `Some` (200, 206), the engine answers with
-//!   `Response::send_file(status, content_type, extra, body)`; otherwise (301, 304, 416) with
+//!   `Response::send_file(status, content_type, extra, body)` for a [`Body::File`], or
+//!   `Response::send` with the bytes of a [`Body::Memory`] (a file of the worker's cache,
+//!   `cache.rs`); otherwise (301, 304, 416) with
 //!   a head only, `Response::send_head(status, content_type, content_length, extra)` (see
 //!   `files_route.rs`), where `extra` is [`FileReply::extra_fields`]
 //!   (`Location`, `Last-Modified`, `ETag`, `Accept-Ranges`, `Content-Range`, as the status
 //!   needs). The engine adds `Content-Length` (the body's count; 0 for 301 and 416, none for
-//!   304), `Date`, `Server` and `Connection`, and for HEAD sends the head only. The body is a
-//!   `sendfile(file, offset, count)`. The file may be shorter than planned if it was truncated
+//!   304), `Date`, `Server` and `Connection`, and for HEAD sends the head only. A file body
+//!   is a `sendfile(file, offset, count)`. The file may be shorter than planned if it was truncated
 //!   meanwhile: the engine must then close the connection (the `Content-Length` already sent
 //!   can no longer be honoured).
 //! - `Err(FileError)`: the engine sends its ordinary error response for
@@ -42,6 +44,7 @@
 //! Opening and `fstat` are blocking syscalls on the worker thread; for files in the page cache
 //! they cost microseconds, which is the trade sehttpd and nginx (without thread pools) make too.
 
+mod cache;
 mod conditional;
 mod mime;
 mod open;
@@ -51,10 +54,13 @@ use std::fs::File;
 use std::io::{self, Write as _};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
+pub use cache::FileCacheConfig;
 use conditional::{ETag, RangeAnswer};
-use open::Root;
+use open::{Resolver, Root};
 
 use crate::response::FileBody;
 use twelve_http::{DATE_LEN, format_imf_fixdate};
@@ -63,6 +69,9 @@ use twelve_http::{DATE_LEN, format_imf_fixdate};
 #[derive(Debug)]
 pub(crate) struct StaticFiles {
     root: Root,
+    /// Tells this root's entries apart in a worker's cache (`cache.rs`).
+    id: u64,
+    cache: FileCacheConfig,
 }
 
 /// What to send for a static-file request. See the module docs for how the engine uses it.
@@ -84,9 +93,37 @@ pub(crate) struct FileReply {
     pub(crate) content_range: Option<ContentRange>,
     /// `Location` for 301: the directory with its slash, percent-encoded, without the query.
     pub(crate) location: Option<String>,
-    /// What to `sendfile` for 200 and 206; `None` for 301, 304 and 416. Also `Some` for HEAD:
-    /// the engine writes only the head, with this length (as `Response::send_file` does).
-    pub(crate) body: Option<FileBody>,
+    /// What to send for 200 and 206; `None` for 301, 304 and 416. Also `Some` for HEAD: the
+    /// engine writes only the head, with this length (as `Response::send_file` does).
+    pub(crate) body: Option<Body>,
+}
+
+/// A reply's body: a file range to `sendfile`, or a cached file's bytes (`cache.rs`).
+#[derive(Debug)]
+pub(crate) enum Body {
+    File(FileBody),
+    Memory {
+        data: Rc<[u8]>,
+        start: usize,
+        len: usize,
+    },
+}
+
+#[cfg(test)]
+impl Body {
+    /// Bytes to send.
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            Body::File(f) => f.len,
+            Body::Memory { len, .. } => *len as u64,
+        }
+    }
+}
+
+/// Where a regular file's reply comes from.
+enum Source {
+    File(File),
+    Memory(Rc<[u8]>),
 }
 
 /// `Content-Range` (RFC 9110 §14.4).
@@ -142,10 +179,17 @@ impl FileError {
 
 impl StaticFiles {
     /// Opens `root` as the static root. Fails if it is not a directory that can be opened.
-    pub(crate) fn open(root: &Path) -> io::Result<StaticFiles> {
-        Ok(StaticFiles {
-            root: Root::open(root)?,
-        })
+    pub(crate) fn open(root: &Path, cache: FileCacheConfig) -> io::Result<StaticFiles> {
+        Ok(StaticFiles::new(Root::open(root)?, cache))
+    }
+
+    fn new(root: Root, cache: FileCacheConfig) -> StaticFiles {
+        static IDS: AtomicU64 = AtomicU64::new(0);
+        StaticFiles {
+            root,
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+            cache,
+        }
     }
 
     /// Plans the reply to `method target` with the request's header fields. See the module
@@ -165,15 +209,39 @@ impl StaticFiles {
             _ => return Err(FileError::MethodNotAllowed),
         };
         let clean = path::normalize(target).map_err(|_| FileError::BadRequest)?;
-        let (file, meta, name) = self.open_representation(&clean)?;
-        let Some((file, meta)) = file.zip(meta) else {
-            return Ok(redirect(path::directory_location(&clean.rel)));
+        let (source, len, etag, mtime_s, content_type) = match self.cached(&clean) {
+            Some(c) => {
+                let len = c.data.len() as u64;
+                (
+                    Source::Memory(c.data),
+                    len,
+                    c.etag,
+                    c.mtime_s,
+                    c.content_type,
+                )
+            }
+            None => {
+                let (file, meta, name) = self.open_representation(&clean)?;
+                let Some((file, meta)) = file.zip(meta) else {
+                    return Ok(redirect(path::directory_location(&clean.rel)));
+                };
+                let len = meta.len();
+                let mtime_ns = u128::from(meta.mtime().max(0).unsigned_abs()) * 1_000_000_000
+                    + u128::from(meta.mtime_nsec().max(0).unsigned_abs());
+                let etag = ETag::new(meta.ino(), len, mtime_ns);
+                let mtime_s = meta.mtime().max(0).unsigned_abs();
+                let content_type = mime::for_path(name);
+                let source = match cache_path(&clean).and_then(|path| {
+                    let meta = (len, etag, mtime_s, content_type);
+                    cache::insert(self.id, &self.cache, &path, &file, meta)
+                }) {
+                    Some(c) => Source::Memory(c.data),
+                    None => Source::File(file),
+                };
+                (source, len, etag, mtime_s, content_type)
+            }
         };
-        let len = meta.len();
-        let mtime_ns = u128::from(meta.mtime().max(0).unsigned_abs()) * 1_000_000_000
-            + u128::from(meta.mtime_nsec().max(0).unsigned_abs());
-        let etag = ETag::new(meta.ino(), len, mtime_ns);
-        let last_modified_s = (meta.mtime().max(0).unsigned_abs()).min(now_s());
+        let last_modified_s = mtime_s.min(now_s());
         let fields = Fields::collect(headers);
         if fields.not_modified(&etag, last_modified_s) {
             return Ok(not_modified(etag));
@@ -186,7 +254,7 @@ impl StaticFiles {
         };
         let mut reply = FileReply {
             status: 200,
-            content_type: Some(mime::for_path(name)),
+            content_type: Some(content_type),
             content_length: Some(len),
             last_modified: Some(format_imf_fixdate(last_modified_s)),
             etag: Some(etag),
@@ -215,13 +283,31 @@ impl StaticFiles {
         };
         reply.content_length = Some(count);
         if is_get {
-            reply.body = Some(FileBody {
-                file,
-                offset,
-                len: count,
+            reply.body = Some(match source {
+                Source::File(file) => Body::File(FileBody {
+                    file,
+                    offset,
+                    len: count,
+                }),
+                // Both fit in usize: the data is in memory.
+                Source::Memory(data) => Body::Memory {
+                    data,
+                    start: offset as usize,
+                    len: count as usize,
+                },
             });
         }
         Ok(reply)
+    }
+
+    /// The cached reply for a clean path, if its file is cached and unchanged.
+    fn cached(&self, clean: &path::CleanPath) -> Option<cache::Cached> {
+        if self.cache.bytes == 0 {
+            return None;
+        }
+        let path = cache_path(clean)?;
+        let follow = self.root.resolver() == Resolver::Openat2;
+        cache::lookup(self.id, &self.cache, self.root.dir(), &path, follow)
     }
 
     /// Opens the file a clean path names (a directory's `index.html`). `(None, None, _)` means
@@ -264,6 +350,17 @@ impl StaticFiles {
             return Err(FileError::NotFound);
         }
         Ok((Some(file), Some(meta), "index.html"))
+    }
+}
+
+/// The file a clean path names, relative to the root, as the cache keys it: the path itself,
+/// or its `index.html` when it ends in a slash. `None` for the root named without a slash.
+fn cache_path(clean: &path::CleanPath) -> Option<std::borrow::Cow<'_, str>> {
+    match (clean.trailing_slash, clean.rel.is_empty()) {
+        (false, false) => Some(clean.rel.as_str().into()),
+        (false, true) => None,
+        (true, true) => Some("index.html".into()),
+        (true, false) => Some(format!("{}/index.html", clean.rel).into()),
     }
 }
 

@@ -75,9 +75,13 @@ impl Root {
     }
 
     /// Which resolver this root uses.
-    #[cfg(test)]
     pub(crate) fn resolver(&self) -> Resolver {
         self.resolver
+    }
+
+    /// The root directory (an `O_PATH` fd), for lookups relative to it.
+    pub(crate) fn dir(&self) -> &OwnedFd {
+        &self.dir
     }
 
     /// Opens `rel` (a `CleanPath::rel`: no empty, `.` or `..` components; `""` is the root

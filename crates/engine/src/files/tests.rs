@@ -2,7 +2,7 @@
 
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{FileExt as _, symlink};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -69,21 +69,35 @@ fn files(resolver: Resolver) -> &'static StaticFiles {
     } else {
         &WALK
     };
-    cell.get_or_init(|| {
-        let root = Root::open(&tree()).unwrap();
-        // The fallback can be forced anywhere; openat2 only where the kernel has it (probe
-        // first, io-uring style): elsewhere the "openat2" cases run on the fallback.
-        let root = match resolver {
-            Resolver::NoFollowWalk => root.with_resolver(resolver),
-            Resolver::Openat2 => {
-                if root.resolver() != Resolver::Openat2 {
-                    eprintln!("openat2 unavailable here: its cases run on the O_NOFOLLOW walk");
-                }
-                root
+    cell.get_or_init(|| tree_files(resolver, FileCacheConfig::OFF))
+}
+
+/// The same tree served with the worker cache on (each test thread has its own cache).
+fn cached_files(resolver: Resolver) -> &'static StaticFiles {
+    static OPENAT2: OnceLock<StaticFiles> = OnceLock::new();
+    static WALK: OnceLock<StaticFiles> = OnceLock::new();
+    let cell = if resolver == Resolver::Openat2 {
+        &OPENAT2
+    } else {
+        &WALK
+    };
+    cell.get_or_init(|| tree_files(resolver, FileCacheConfig::default()))
+}
+
+fn tree_files(resolver: Resolver, cache: FileCacheConfig) -> StaticFiles {
+    let root = Root::open(&tree()).unwrap();
+    // The fallback can be forced anywhere; openat2 only where the kernel has it (probe first,
+    // io-uring style): elsewhere the "openat2" cases run on the fallback.
+    let root = match resolver {
+        Resolver::NoFollowWalk => root.with_resolver(resolver),
+        Resolver::Openat2 => {
+            if root.resolver() != Resolver::Openat2 {
+                eprintln!("openat2 unavailable here: its cases run on the O_NOFOLLOW walk");
             }
-        };
-        StaticFiles { root }
-    })
+            root
+        }
+    };
+    StaticFiles::new(root, cache)
 }
 
 /// Status, header fields as text (as the engine would write them through `Response`), and the
@@ -110,13 +124,20 @@ fn run(
                 head += &format!("{name}: {}\r\n", std::str::from_utf8(value).unwrap());
             }
             let mut body = Vec::new();
-            if let Some(mut b) = reply.body {
-                assert_eq!(reply.content_length, Some(b.len));
+            if let Some(b) = reply.body {
+                assert_eq!(reply.content_length, Some(b.len()));
                 assert!(reply.content_type.is_some());
                 if method != "HEAD" {
-                    b.file.seek(SeekFrom::Start(b.offset)).unwrap();
-                    b.file.take(b.len).read_to_end(&mut body).unwrap();
-                    assert_eq!(body.len() as u64, b.len);
+                    match b {
+                        Body::File(mut b) => {
+                            b.file.seek(SeekFrom::Start(b.offset)).unwrap();
+                            b.file.take(b.len).read_to_end(&mut body).unwrap();
+                        }
+                        Body::Memory { data, start, len } => {
+                            body.extend_from_slice(&data[start..start + len]);
+                        }
+                    }
+                    assert_eq!(Some(body.len() as u64), reply.content_length);
                 }
             }
             (reply.status, head, body)
@@ -140,20 +161,26 @@ fn last_modified_of(sf: &StaticFiles, target: &[u8]) -> String {
         .to_owned()
 }
 
-/// One case per test, run with both resolvers: `status`, then `body` (exact) or `Some(text)`
-/// that must appear in the header fields.
+/// One case per test, run with both resolvers, and with the worker cache on (twice: the first
+/// reply fills the cache, the second comes from it): `status`, then `body` (exact) or
+/// `Some(text)` that must appear in the header fields.
 macro_rules! serve {
     ($($name:ident: $method:literal $target:literal $headers:expr => $status:expr, $body:expr, $field:expr;)*) => {$(
         mod $name {
             use super::*;
-            fn check(resolver: Resolver) {
-                let (status, head, body) = run(files(resolver), $method, $target, $headers);
+            fn check_on(sf: &StaticFiles) {
+                let (status, head, body) = run(sf, $method, $target, $headers);
                 assert_eq!(status, $status, "{head}");
                 assert_eq!(body, $body.as_bytes(), "{head}");
                 let field: Option<&str> = $field;
                 if let Some(f) = field {
                     assert!(head.contains(f), "want {f:?} in {head}");
                 }
+            }
+            fn check(resolver: Resolver) {
+                check_on(files(resolver));
+                check_on(cached_files(resolver));
+                check_on(cached_files(resolver));
             }
             #[test]
             fn openat2() { check(Resolver::Openat2) }
@@ -272,12 +299,104 @@ fn if_modified_since_equal_to_last_modified_304() {
 
 #[test]
 fn etag_changes_when_file_is_replaced() {
+    for cache in [FileCacheConfig::OFF, FileCacheConfig::default()] {
+        let root = tree();
+        let sf = StaticFiles::open(&root, cache).unwrap();
+        let before = etag_of(&sf, b"/a.txt");
+        fs::write(root.join("new.txt"), "hello world").unwrap();
+        fs::rename(root.join("new.txt"), root.join("a.txt")).unwrap();
+        assert_ne!(etag_of(&sf, b"/a.txt"), before, "{cache:?}");
+    }
+}
+
+/// Whether the last reply's body came from memory.
+fn from_memory(sf: &StaticFiles, target: &[u8]) -> bool {
+    let reply = sf.reply(b"GET", target, std::iter::empty()).unwrap();
+    matches!(reply.body, Some(Body::Memory { .. }))
+}
+
+/// A file rewritten in place, same size and mtime put back, is seen at once by the default
+/// check (its ctime moved), and only after `valid` by a cache told to trust its checks.
+#[test]
+fn cache_sees_a_rewrite_at_once_unless_told_to_trust_it() {
+    let trusting = FileCacheConfig {
+        valid: std::time::Duration::from_secs(3600),
+        ..FileCacheConfig::default()
+    };
+    for (cache, fresh) in [(FileCacheConfig::default(), true), (trusting, false)] {
+        let root = tree();
+        let sf = StaticFiles::open(&root, cache).unwrap();
+        assert_eq!(run(&sf, "GET", b"/a.txt", &[]).2, b"hello world");
+        assert!(from_memory(&sf, b"/a.txt"));
+        let mtime = fs::metadata(root.join("a.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        let f = fs::OpenOptions::new()
+            .write(true)
+            .open(root.join("a.txt"))
+            .unwrap();
+        f.write_all_at(b"HELLO", 0).unwrap();
+        f.set_modified(mtime).unwrap();
+        let want: &[u8] = if fresh {
+            b"HELLO world"
+        } else {
+            b"hello world"
+        };
+        assert_eq!(run(&sf, "GET", b"/a.txt", &[]).2, want, "{cache:?}");
+    }
+}
+
+/// A cached path replaced by a symlink out of the root is refused, not served from memory.
+#[test]
+fn cached_path_swapped_for_a_symlink_out_is_refused() {
+    for resolver in [Resolver::Openat2, Resolver::NoFollowWalk] {
+        let root = tree();
+        let sf = StaticFiles::new(
+            Root::open(&root).unwrap().with_resolver(resolver),
+            FileCacheConfig::default(),
+        );
+        if resolver == Resolver::Openat2 && sf.root.resolver() != Resolver::Openat2 {
+            continue;
+        }
+        assert_eq!(run(&sf, "GET", b"/a.txt", &[]).0, 200);
+        fs::remove_file(root.join("a.txt")).unwrap();
+        symlink("../outside/secret.txt", root.join("a.txt")).unwrap();
+        assert_eq!(
+            run(&sf, "GET", b"/a.txt", &[]),
+            (403, String::new(), vec![])
+        );
+    }
+}
+
+/// Files above `max_file` are sent from the file; the budget is never exceeded.
+#[test]
+fn cache_keeps_to_its_sizes() {
     let root = tree();
-    let sf = StaticFiles::open(&root).unwrap();
-    let before = etag_of(&sf, b"/a.txt");
-    fs::write(root.join("new.txt"), "hello world").unwrap();
-    fs::rename(root.join("new.txt"), root.join("a.txt")).unwrap();
-    assert_ne!(etag_of(&sf, b"/a.txt"), before);
+    let cache = FileCacheConfig {
+        bytes: 20,
+        max_file: 12,
+        valid: std::time::Duration::ZERO,
+    };
+    let sf = StaticFiles::open(&root, cache).unwrap();
+    // 13 bytes: above max_file.
+    assert!(!from_memory(&sf, b"/"));
+    assert_eq!(cache::usage(sf.id), (0, 0));
+    assert!(from_memory(&sf, b"/a.txt"));
+    assert_eq!(cache::usage(sf.id), (11, 1));
+    assert!(from_memory(&sf, b"/dir/sub/b.CSS"));
+    assert_eq!(cache::usage(sf.id), (14, 2));
+    // 11 + 3 + 9 > 20: something goes before the third file comes in.
+    assert!(from_memory(&sf, b"/caf%C3%A9.txt"));
+    let (bytes, entries) = cache::usage(sf.id);
+    assert!(
+        bytes <= 20 && entries < 3,
+        "{bytes} bytes in {entries} entries"
+    );
+    // Off: nothing kept.
+    let off = StaticFiles::open(&root, FileCacheConfig::OFF).unwrap();
+    assert!(!from_memory(&off, b"/a.txt"));
+    assert_eq!(cache::usage(off.id), (0, 0));
 }
 
 #[test]
@@ -304,13 +423,13 @@ fn range_200_overlapping_ranges_full_body() {
 #[test]
 fn root_that_is_not_a_directory_fails_to_open() {
     let root = tree();
-    assert!(StaticFiles::open(&root.join("a.txt")).is_err());
-    assert!(StaticFiles::open(&root.join("missing")).is_err());
+    assert!(StaticFiles::open(&root.join("a.txt"), FileCacheConfig::OFF).is_err());
+    assert!(StaticFiles::open(&root.join("missing"), FileCacheConfig::OFF).is_err());
 }
 
 #[test]
 fn openat2_is_available_on_this_kernel() {
     // Informational: says which resolver the suite really exercised here.
-    let sf = StaticFiles::open(&tree()).unwrap();
+    let sf = StaticFiles::open(&tree(), FileCacheConfig::OFF).unwrap();
     eprintln!("resolver: {:?}", sf.root.resolver());
 }
