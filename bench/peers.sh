@@ -13,7 +13,9 @@
 #           --profile bench-bin, started as `httparena 127.0.0.1:$ARENA_PORT`) vs rust-epoll, ringzero and
 #           libreactorng. Skipped, loudly, while crates/engine/examples/httparena.rs does not exist.
 #   static  a 10 KiB file of random bytes, ab -k -c$AB_C and ab -c$AB_C: twelve serve --root
-#           vs nginx (one worker, sendfile on, access_log off).
+#           (with its file cache, the default, and without: twelve-nocache) vs nginx (one
+#           worker, sendfile on, access_log off) and the same nginx with open_file_cache
+#           (nginx-ofc).
 #   fixed   issue 13's server CPU per request at a fixed offered rate (HttpArena's latency-1m
 #           idea): twelve bench's open model (-R, uniform) at FIXED_SHARE (60%) of the best
 #           peer's capped peak, TFB json against libreactor and HttpArena's GET /baseline11
@@ -38,6 +40,7 @@
 #        ARENA_CLIENT=wrk (baseline and pipelined with arena.lua) or gcannon (HttpArena's own
 #        client for all three profiles; limited-conn always uses gcannon)
 #        PORT=8090 (twelve serve)  ARENA_PORT=8094 (the httparena example)  NGINX_PORT=8088
+#        NGINX_OFC_PORT=8087  NOCACHE_PORT=8097 (static: nginx-ofc, twelve-nocache)
 #        IO_AB=1 (also twelve on io_uring: URING_PORT=8095, ARENA_URING_PORT=8096; 0: epoll only)
 #        ARENA_BIN=/tmp/peers/httparena (rust-epoll, ringzero, libreactorng, gcannon)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor
@@ -59,6 +62,7 @@ TFB_CONNS=${TFB_CONNS:-256}; ARENA_CONNS=${ARENA_CONNS:-512}; AB_C=${AB_C:-100}
 ARENA_CLIENT=${ARENA_CLIENT:-wrk}
 FIXED_SHARE=${FIXED_SHARE:-0.6}; FIXED_CONNS=${FIXED_CONNS:-64}
 PORT=${PORT:-8090}; ARENA_PORT=${ARENA_PORT:-8094}; NGINX_PORT=${NGINX_PORT:-8088}
+NGINX_OFC_PORT=${NGINX_OFC_PORT:-8087}; NOCACHE_PORT=${NOCACHE_PORT:-8097}
 IO_AB=${IO_AB:-1}; URING_PORT=${URING_PORT:-8095}; ARENA_URING_PORT=${ARENA_URING_PORT:-8096}
 ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
 LIBREACTOR_BIN=${LIBREACTOR_BIN:-/tmp/peers/libreactor-8086/libreactor}
@@ -368,19 +372,37 @@ http {
 }
 EOF
   cp "$TMP/nginx.conf" "$OUT/raw/nginx-static.conf"
+  # nginx as a performance engineer would tune it for small files: open_file_cache keeps the
+  # descriptors and their stat (nginx-ofc), the peer twelve's file cache must beat too.
+  sed -e "s/listen 127.0.0.1:$NGINX_PORT /listen 127.0.0.1:$NGINX_OFC_PORT /" \
+      -e "s#^pid .*#pid $TMP/nginx-ofc.pid;#" \
+      -e 's/^    sendfile on;/    sendfile on;\n    open_file_cache max=1000 inactive=60s;\n    open_file_cache_valid 60s;/' \
+      "$TMP/nginx.conf" > "$TMP/nginx-ofc.conf"
+  cp "$TMP/nginx-ofc.conf" "$OUT/raw/nginx-ofc-static.conf"
   SERVE_ARGS=(--root "$TMP/www")
   start_servers /10k.dat
   SERVE_ARGS=()
   start_uring /10k.dat --root "$TMP/www"
+  # The same binary without its file cache: every request opens and sendfiles the file.
+  taskset -c 0 "$BIN" serve --listen "127.0.0.1:$NOCACHE_PORT" --cpus 0 --root "$TMP/www" \
+    --file-cache 0 > "$OUT/raw/twelve-nocache-serve.log" 2>&1 &
+  EXTRA_PIDS+=($!)
   taskset -c 0 nginx -p "$TMP" -e "$TMP/nginx-error.log" -c "$TMP/nginx.conf" \
     > "$OUT/raw/nginx-static.log" 2>&1 &
   EXTRA_PIDS+=($!)
-  wait_for "http://127.0.0.1:$NGINX_PORT/10k.dat"
+  taskset -c 0 nginx -p "$TMP" -e "$TMP/nginx-error.log" -c "$TMP/nginx-ofc.conf" \
+    > "$OUT/raw/nginx-ofc-static.log" 2>&1 &
+  EXTRA_PIDS+=($!)
+  for p in "$NGINX_PORT" "$NGINX_OFC_PORT" "$NOCACHE_PORT"; do
+    wait_for "http://127.0.0.1:$p/10k.dat"
+    cmp <(curl -s "http://127.0.0.1:$p/10k.dat") "$TMP/www/10k.dat"
+  done
   cmp <(curl -s "http://127.0.0.1:$PORT/10k.dat") "$TMP/www/10k.dat"
-  cap "$PORT" ${URING_TARGET[@]+"$URING_PORT"} "$NGINX_PORT"
+  cap "$PORT" ${URING_TARGET[@]+"$URING_PORT"} "$NOCACHE_PORT" "$NGINX_PORT" "$NGINX_OFC_PORT"
   tsv=$OUT/static.tsv
   header "$tsv"
-  targets=("twelve=$PORT" ${URING_TARGET[@]+"${URING_TARGET[@]}"} "nginx=$NGINX_PORT")
+  targets=("twelve=$PORT" ${URING_TARGET[@]+"${URING_TARGET[@]}"} "twelve-nocache=$NOCACHE_PORT"
+    "nginx=$NGINX_PORT" "nginx-ofc=$NGINX_OFC_PORT")
   measure "$tsv" static-keepalive "$ROUNDS" "${targets[@]}"
   measure "$tsv" static-close "$ROUNDS" "${targets[@]}"
   uncap
