@@ -17,6 +17,17 @@ pub(crate) struct Fields<'b> {
     pub(crate) expect_continue: bool,
 }
 
+/// The fields [`Reader`] reads, and `Other` for the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Field {
+    Host,
+    Expect,
+    Connection,
+    ContentLength,
+    TransferEncoding,
+    Other,
+}
+
 /// Transfer-Encoding as read so far, across all of its field lines (a list may be split over
 /// several lines, RFC 9110 §5.3).
 #[derive(Default)]
@@ -62,20 +73,33 @@ impl<'b> Reader<'b> {
     #[inline(always)]
     pub(crate) fn read(&mut self, buf: &'b [u8], name: &[u8], value: &'b [u8], value_at: usize) {
         // Dispatch on the length first: most fields are none of these five.
-        match name.len() {
-            4 if is(name, "host") => self.host(buf, value, value_at),
-            6 if is(name, "expect") => {
-                // The only expectation defined; others are ignored (417 is optional, §10.1.1).
-                self.expect_continue |= eq_lower(value, b"100-continue");
-            }
-            10 if is(name, "connection") => self.connection(value),
-            14 if is(name, "content-length") => self.content_length(value),
-            17 if is(name, "transfer-encoding") => {
+        let field = match name.len() {
+            4 if is(name, "host") => Field::Host,
+            // The only expectation defined; others are ignored (417 is optional, §10.1.1).
+            6 if is(name, "expect") => Field::Expect,
+            10 if is(name, "connection") => Field::Connection,
+            14 if is(name, "content-length") => Field::ContentLength,
+            17 if is(name, "transfer-encoding") => Field::TransferEncoding,
+            _ => return,
+        };
+        self.read_known(field, buf, value, value_at);
+    }
+
+    /// Reads one field line whose name the caller recognised (see [`Field`]): what
+    /// [`Reader::read`] does for that name, without matching it again.
+    #[inline(always)]
+    pub(crate) fn read_known(&mut self, field: Field, buf: &'b [u8], value: &'b [u8], at: usize) {
+        match field {
+            Field::Host => self.host(buf, value, at),
+            Field::Expect => self.expect_continue |= eq_lower(value, b"100-continue"),
+            Field::Connection => self.connection(value),
+            Field::ContentLength => self.content_length(value),
+            Field::TransferEncoding => {
                 if let Err(e) = self.te.add_line(value) {
                     self.fail(e);
                 }
             }
-            _ => {}
+            Field::Other => {}
         }
     }
 

@@ -65,6 +65,9 @@ pub(crate) struct Head<'b> {
     /// Where the first field line starts.
     pub(crate) fields_start: usize,
     pub(crate) count: usize,
+    /// How many of those still have an empty name (the fast path names the fields it
+    /// recognises as it reads them).
+    pub(crate) unnamed: usize,
     pub(crate) fields: fields::Reader<'b>,
     /// The head's length, its final CRLF included.
     pub(crate) len: usize,
@@ -109,6 +112,7 @@ fn scan<'b>(
         line,
         fields_start,
         count,
+        unnamed: count,
         fields,
         len: s.pos,
         plain: false,
@@ -128,6 +132,7 @@ fn finish<'h, 'b>(
         line,
         fields_start,
         count,
+        unnamed,
         fields,
         len,
         plain,
@@ -142,7 +147,9 @@ fn finish<'h, 'b>(
     // next pipelined request) rather than fall back to `std`'s check; if they are not UTF-8 the
     // parts are checked one by one, as for a head with obs-text, so the answer is the same.
     let text = Text::new(buf, text_end.max(Text::SIMD_MIN).min(buf.len()));
-    text.name_fields(fields_start, &mut headers[..count], plain)?;
+    if unnamed > 0 {
+        text.name_fields(fields_start, &mut headers[..count], plain)?;
+    }
     let target = text.of(line.target).ok_or(ParseError::InvalidTarget)?;
     let headers: &'h [Header<'b>] = headers;
     let headers = &headers[..count];
@@ -231,9 +238,11 @@ impl<'b> Text<'b> {
         if plain {
             for h in headers {
                 let value_start = self.offset(h.value);
-                h.name = self
-                    .range(line_start..value_start - 2)
-                    .ok_or(ParseError::InvalidHeaderName)?;
+                if h.name.is_empty() {
+                    h.name = self
+                        .range(line_start..value_start - 2)
+                        .ok_or(ParseError::InvalidHeaderName)?;
+                }
                 line_start = value_start + h.value.len() + 2;
             }
             return Ok(());
