@@ -106,6 +106,12 @@ pub struct Args {
     /// Largest request body in bytes (larger: 413).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.body_bytes)]
     max_body: u64,
+    /// After a wait that found fewer than 16 connections ready, nap this long (e.g. 50us, at
+    /// most 10ms) before waiting again, so that requests arriving meanwhile are taken
+    /// together: fewer wake-ups per request at moderate load, for up to this much latency
+    /// each. off (the default): never nap. Naps are counted in /metrics.
+    #[arg(long, value_name = "DURATION", default_value = "off")]
+    coalesce: String,
     /// Most open connections per worker; more wait in the accept queue.
     #[arg(long, value_name = "N", default_value = "100000")]
     max_conns: usize,
@@ -257,6 +263,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         // has already sent into it (every one of wrk -c64's, measured before this): keep it
         // for one last answer with `Connection: close` (docs/restart.md).
         close_idle_on_drain: false,
+        coalesce: coalesce(&args.coalesce)?,
         generation_header: args
             .generation_header
             .then(|| "X-Twelve-Generation".to_owned()),
@@ -277,6 +284,23 @@ pub(crate) fn io_summary(backends: &[Backend]) -> String {
             .collect::<Vec<_>>()
             .join(","),
     }
+}
+
+/// `--coalesce`: `off` (or 0), or a duration with its unit, at most 10 ms.
+fn coalesce(value: &str) -> anyhow::Result<Option<Duration>> {
+    if value == "off" || value == "0" {
+        return Ok(None);
+    }
+    // A bare number would read as seconds (as for bench's -d), never meant for a nap.
+    let nap = value
+        .ends_with(|c: char| c.is_ascii_alphabetic())
+        .then(|| twelve_load::parse_duration(value).ok())
+        .flatten()
+        .with_context(|| format!("--coalesce {value}: expected off or a nap such as 50us"))?;
+    if nap > Duration::from_millis(10) {
+        bail!("--coalesce {value}: at most 10ms");
+    }
+    Ok((!nap.is_zero()).then_some(nap))
 }
 
 fn secs(flag: &str, value: f64) -> anyhow::Result<Duration> {
@@ -324,6 +348,29 @@ mod tests {
         too_many_headers_named: ["--max-headers", "500"] => "--max-headers 500";
         relative_metrics_path_named: ["--metrics-path", "metrics"] => "--metrics-path metrics";
         missing_root_named: ["--root", "/nonexistent/twelve"] => "--root /nonexistent/twelve";
+        coalesce_without_unit_named: ["--coalesce", "50"] => "--coalesce 50: expected off or a nap";
+        coalesce_too_long_named: ["--coalesce", "11ms"] => "--coalesce 11ms: at most 10ms";
+        negative_file_cache_valid_named: ["--file-cache-valid=-1"] => "--file-cache-valid -1";
+    }
+
+    #[test]
+    fn coalesce_and_file_cache_reach_the_config() {
+        let c = parse(&[
+            "--coalesce",
+            "50us",
+            "--file-cache",
+            "0",
+            "--file-cache-valid",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(c.coalesce, Some(Duration::from_micros(50)));
+        assert_eq!(c.file_cache.bytes, 0);
+        assert_eq!(c.file_cache.valid, Duration::from_secs(2));
+        let d = parse(&[]).unwrap();
+        assert_eq!(d.coalesce, None);
+        assert_eq!(d.file_cache, twelve_engine::FileCacheConfig::default());
+        assert_eq!(parse(&["--coalesce", "off"]).unwrap().coalesce, None);
     }
 
     #[test]

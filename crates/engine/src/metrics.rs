@@ -80,6 +80,8 @@ pub(crate) struct WorkerMetrics {
     pub(crate) emfile_pauses: Counter,
     pub(crate) max_conns_pauses: Counter,
     pub(crate) steer_misses: Counter,
+    /// Naps after a small batch (`Config::coalesce`).
+    pub(crate) naps: Counter,
     pub(crate) timeouts: [Counter; 6],
     pub(crate) parse_errors: [Counter; PARSE_SLOTS],
     /// TLS handshakes completed, and of those resumed (a ticket or session id).
@@ -105,6 +107,7 @@ impl Default for WorkerMetrics {
             emfile_pauses: Counter::default(),
             max_conns_pauses: Counter::default(),
             steer_misses: Counter::default(),
+            naps: Counter::default(),
             timeouts: Default::default(),
             parse_errors: std::array::from_fn(|_| Counter::default()),
             tls_handshakes: Counter::default(),
@@ -245,6 +248,8 @@ pub struct MetricsSnapshot {
     /// Accepted connections whose receiving CPU was not the worker's (only counted with
     /// `Config::check_steering`).
     pub steer_misses: u64,
+    /// Naps a worker took after a small batch (`Config::coalesce`).
+    pub naps: u64,
     /// Timeouts by kind: header, body, keep_alive, send, linger, body_rate.
     pub timeouts: [u64; 6],
     /// Parse errors by kind (`ParseError`'s `Debug` name), only those seen.
@@ -283,6 +288,7 @@ impl MetricsSnapshot {
             s.emfile_pauses += w.emfile_pauses.get();
             s.max_conns_pauses += w.max_conns_pauses.get();
             s.steer_misses += w.steer_misses.get();
+            s.naps += w.naps.get();
             for (i, c) in w.timeouts.iter().enumerate() {
                 s.timeouts[i] += c.get();
             }
@@ -344,6 +350,11 @@ impl MetricsSnapshot {
             "steer_misses_total",
             "Connections accepted off their receiving CPU.",
             self.steer_misses,
+        );
+        counter(
+            "coalesce_naps_total",
+            "Naps after a small batch (--coalesce).",
+            self.naps,
         );
         let _ = writeln!(
             out,

@@ -321,6 +321,7 @@ impl Shared<'_> {
             drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis()).unwrap_or(u64::MAX),
             check_steering: config.check_steering,
             close_idle_on_drain: config.close_idle_on_drain,
+            coalesce: config.coalesce.filter(|d| !d.is_zero()),
             tls: config.tls.clone(),
             tls_listeners: config.tls_listen.clone(),
         }
@@ -371,6 +372,14 @@ fn spawn_worker(
             if let Err(e) = twelve_sys::cpus::pin_current_thread(cpu) {
                 let _ = tx.send((cpu, Err(e)));
                 return;
+            }
+            // A nap of `--coalesce` would otherwise run over by up to the default timer
+            // slack, 50 µs (prctl(2), PR_SET_TIMERSLACK): as long as the naps themselves.
+            if let Some(nap) = setup.coalesce {
+                let slack = u64::try_from(nap.as_nanos() / 10)
+                    .unwrap_or(u64::MAX)
+                    .max(1_000);
+                let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(slack));
             }
             // The ring is created here, on the worker's own thread: DEFER_TASKRUN rings
             // accept submissions only from the thread that created them.

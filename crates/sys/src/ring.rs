@@ -461,6 +461,12 @@ impl Ring {
         unsafe { self.push(entry) };
     }
 
+    /// Submits what is queued without waiting for any completion (before a nap of
+    /// `--coalesce`, so that the turn's sends leave first).
+    pub fn submit(&mut self) -> io::Result<()> {
+        self.enter(0, None)
+    }
+
     /// Submits what is queued and waits for at least one completion, at most `timeout`
     /// (`None`: no limit): the event loop's one `io_uring_enter` per turn. A timeout, a
     /// signal (a profiler attaching) and `EBUSY` return `Ok` with nothing new.

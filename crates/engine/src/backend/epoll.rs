@@ -178,11 +178,15 @@ impl Worker {
                     self.ready.push((token, readable));
                 }
             }
+            let ready = self.ready.len();
             self.drive_ready(now);
             timers::expire(self, now);
             if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.accept_all(now);
             }
+            // Every response of this wait was sent by `drive_ready`: a nap delays only what
+            // arrives meanwhile.
+            self.setup.coalesce(ready, self.gate.draining());
         }
     }
 

@@ -172,6 +172,7 @@ impl Worker {
             }
             self.completions = completions;
             let mut touched = std::mem::take(&mut self.touched);
+            let ready = touched.len();
             for token in touched.drain(..) {
                 if let Some(live) = self.slab.get(token) {
                     live.touched = false;
@@ -183,6 +184,15 @@ impl Worker {
             if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.arm_accepts();
             }
+            // The sends of this turn are only queued: submit them before a nap, which then
+            // delays only what arrives meanwhile.
+            if self.setup.coalesce.is_some()
+                && ready > 0
+                && let Err(e) = self.ring.submit()
+            {
+                return self.setup.wait_failed("io_uring_enter", &e);
+            }
+            self.setup.coalesce(ready, self.gate.draining());
         }
     }
 

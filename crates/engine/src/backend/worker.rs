@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 const EMFILE_PAUSE_MS: u64 = 100;
 
 /// Everything one worker owns, handed to it by the server.
+/// Waits that found fewer ready connections than this may be followed by a nap
+/// (`Config::coalesce`): the threshold twelve bench's `--coalesce` measured for the client side.
+const SMALL_BATCH: usize = 16;
+
 pub(crate) struct WorkerSetup {
     pub(crate) cpu: usize,
     pub(crate) listeners: Vec<OwnedFd>,
@@ -24,6 +28,8 @@ pub(crate) struct WorkerSetup {
     pub(crate) drain_timeout_ms: u64,
     pub(crate) check_steering: bool,
     pub(crate) close_idle_on_drain: bool,
+    /// `Config::coalesce`.
+    pub(crate) coalesce: Option<std::time::Duration>,
     /// Terminate TLS (epoll backend only) on the connections of the listeners marked in
     /// `tls_listeners` (by index; empty: every listener).
     pub(crate) tls: Option<Arc<twelve_tls::ServerTls>>,
@@ -41,6 +47,20 @@ impl WorkerSetup {
 impl WorkerSetup {
     pub(crate) fn metrics(&self) -> &WorkerMetrics {
         self.ctx.metrics()
+    }
+
+    /// Naps after a wait that found `ready` connections, if `Config::coalesce` asks for it
+    /// and the batch was small (see there); `true` if it napped. Never while draining, so a
+    /// stop is not slowed down.
+    pub(crate) fn coalesce(&self, ready: usize, draining: bool) -> bool {
+        match self.coalesce {
+            Some(nap) if ready > 0 && ready < SMALL_BATCH && !draining => {
+                std::thread::sleep(nap);
+                self.metrics().naps.inc();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Consumes the wake-up eventfd's count; `true` when the server asked to stop (the

@@ -1,0 +1,42 @@
+//! `Config::coalesce` over loopback: a worker that naps after small batches still answers
+//! every request, in order, on every connection, and counts its naps; without it, it never
+//! naps.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn ask_many(srv: &TestServer, conns: usize, rounds: usize) {
+    let mut clients: Vec<Client> = (0..conns).map(|_| srv.connect()).collect();
+    for _ in 0..rounds {
+        for c in &mut clients {
+            c.send(b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+        }
+        for c in &mut clients {
+            let r = c.response();
+            assert_status(&r, &[200]);
+            assert_eq!(r.body, b"x");
+        }
+    }
+}
+
+#[test]
+fn napping_worker_answers_every_request_and_counts_its_naps() {
+    let mut config = test_config();
+    config.coalesce = Some(Duration::from_micros(200));
+    let srv = TestServer::start_with(config);
+    ask_many(&srv, 3, 20);
+    // Every round of three requests is a small batch: the worker napped after some of them.
+    srv.wait_for("a nap", |m| m.naps > 0);
+    assert_eq!(srv.metrics().requests, 60);
+    srv.finish();
+}
+
+#[test]
+fn without_coalesce_a_worker_never_naps() {
+    let srv = TestServer::start();
+    ask_many(&srv, 3, 20);
+    srv.wait_for("the requests", |m| m.requests == 60);
+    assert_eq!(srv.metrics().naps, 0);
+    srv.finish();
+}
