@@ -41,6 +41,8 @@
 #        client for all three profiles; limited-conn always uses gcannon)
 #        PORT=8090 (twelve serve)  ARENA_PORT=8094 (the httparena example)  NGINX_PORT=8088
 #        NGINX_OFC_PORT=8087  NOCACHE_PORT=8097 (static: nginx-ofc, twelve-nocache)
+#        COALESCE=50us (fixed: also twelve with --coalesce 50us, named twelve-coalesce, on
+#        COALESCE_PORT=8098; its latency cost shows in fixed.tsv's p50/p99 columns)
 #        IO_AB=1 (also twelve on io_uring: URING_PORT=8095, ARENA_URING_PORT=8096; 0: epoll only)
 #        ARENA_BIN=/tmp/peers/httparena (rust-epoll, ringzero, libreactorng, gcannon)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor
@@ -63,6 +65,8 @@ ARENA_CLIENT=${ARENA_CLIENT:-wrk}
 FIXED_SHARE=${FIXED_SHARE:-0.6}; FIXED_CONNS=${FIXED_CONNS:-64}
 PORT=${PORT:-8090}; ARENA_PORT=${ARENA_PORT:-8094}; NGINX_PORT=${NGINX_PORT:-8088}
 NGINX_OFC_PORT=${NGINX_OFC_PORT:-8087}; NOCACHE_PORT=${NOCACHE_PORT:-8097}
+COALESCE=${COALESCE:-}; COALESCE_PORT=${COALESCE_PORT:-8098}
+case $COALESCE in '' | *us) ;; *) echo "peers.sh: COALESCE takes microseconds, e.g. 50us" >&2; exit 2 ;; esac
 IO_AB=${IO_AB:-1}; URING_PORT=${URING_PORT:-8095}; ARENA_URING_PORT=${ARENA_URING_PORT:-8096}
 ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
 LIBREACTOR_BIN=${LIBREACTOR_BIN:-/tmp/peers/libreactor-8086/libreactor}
@@ -439,8 +443,17 @@ if want fixed; then
   printf 'json-fixed\t%s\t%s\n' "$RATE" "$json_peak" >> "$OUT/fixed-rates.tsv"
   start_servers /json libreactor
   start_uring /json
-  cap "$PORT" 8086 ${URING_TARGET[@]+"$URING_PORT"}
-  measure "$tsv" json-fixed "$ROUNDS" "twelve=$PORT" ${URING_TARGET[@]+"${URING_TARGET[@]}"} libreactor=8086
+  coalesced=()
+  if [ -n "$COALESCE" ]; then
+    taskset -c 0 "$BIN" serve --listen "127.0.0.1:$COALESCE_PORT" --cpus 0 --coalesce "$COALESCE" \
+      > "$OUT/raw/twelve-coalesce-serve.log" 2>&1 &
+    EXTRA_PIDS+=($!)
+    wait_for "http://127.0.0.1:$COALESCE_PORT/json"
+    coalesced=("twelve-coalesce=$COALESCE_PORT")
+  fi
+  cap "$PORT" 8086 ${URING_TARGET[@]+"$URING_PORT"} ${coalesced[@]+"$COALESCE_PORT"}
+  measure "$tsv" json-fixed "$ROUNDS" "twelve=$PORT" ${URING_TARGET[@]+"${URING_TARGET[@]}"} \
+    ${coalesced[@]+"${coalesced[@]}"} libreactor=8086
   uncap
   stop_servers
   stop_extra
@@ -459,10 +472,18 @@ if want fixed; then
     EXTRA_PIDS+=($!)
     uring=("twelve-uring=$ARENA_URING_PORT")
   fi
+  coalesced=()
+  if [ -n "$COALESCE" ]; then
+    TWELVE_COALESCE_US=${COALESCE%us} taskset -c 0 "$ROOT/target/bench-bin/examples/httparena" \
+      "127.0.0.1:$COALESCE_PORT" > "$OUT/raw/twelve-coalesce-httparena-fixed.log" 2>&1 &
+    EXTRA_PIDS+=($!)
+    coalesced=("twelve-coalesce=$COALESCE_PORT")
+  fi
   BIN=$ARENA_BIN SERVER_CPU=0 "$ARENA/start.sh" >> "$OUT/raw/arena-start.log"
-  targets=("twelve=$ARENA_PORT" ${uring[@]+"${uring[@]}"} rust-epoll=8091 ringzero=8092 libreactorng=8093)
+  targets=("twelve=$ARENA_PORT" ${uring[@]+"${uring[@]}"} ${coalesced[@]+"${coalesced[@]}"}
+    rust-epoll=8091 ringzero=8092 libreactorng=8093)
   for t in "${targets[@]}"; do wait_for "http://127.0.0.1:${t##*=}/pipeline"; done
-  cap "$ARENA_PORT" ${uring[@]+"$ARENA_URING_PORT"} 8091 8092 8093
+  cap "$ARENA_PORT" ${uring[@]+"$ARENA_URING_PORT"} ${coalesced[@]+"$COALESCE_PORT"} 8091 8092 8093
   measure "$tsv" baseline-fixed "$ROUNDS" "${targets[@]}"
   uncap
   BIN=$ARENA_BIN "$ARENA/start.sh" stop >> "$OUT/raw/arena-start.log"
@@ -471,7 +492,7 @@ fi
 
 python3 - "$OUT" "$SECTIONS" "$TFB_CONNS" "$ARENA_CONNS" "$ARENA_CLIENT" "$AB_C" \
   > "$OUT/summary.md" <<'PY'
-import csv, os, statistics as st, sys
+import csv, json, os, statistics as st, sys
 out, sections, tc, ac, acl, abc = sys.argv[1], sys.argv[2].split(), *sys.argv[3:]
 acl = 'wrk arena.lua' if acl == 'wrk' else acl
 what = {
@@ -522,8 +543,18 @@ print("\nMedians over the rounds; ratios are of medians. CPU per request: the ru
 fn = os.path.join(out, 'fixed.tsv')
 if 'fixed' in sections and os.path.exists(fn):
     print("\n| test | server | runs | offered req/s | achieved ÷ offered (min) | server CPU µs/req "
-          "median (min-max) | twelve ÷ best peer (CPU/req) | errors |")
-    print("|---|---|---|---|---|---|---|---|")
+          "median (min-max) | twelve ÷ best peer (CPU/req) | latency p50 / p99 µs | errors |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def latency(t, n, rnd):
+        # twelve bench's report in the raw output: corrected latency (from the schedule).
+        try:
+            text = open(os.path.join(out, 'raw', f'{t}-{n}-{rnd}.txt')).read()
+            d = json.JSONDecoder().raw_decode(text, text.index('{'))[0]
+            c = d['latency']['corrected']
+            return c['p50_us'], c['p99_us']
+        except (OSError, ValueError, KeyError):
+            return None
     tests = {}
     for r in csv.DictReader(open(fn), delimiter='\t'):
         tests.setdefault(r['test'], {}).setdefault(r['name'], []).append(r)
@@ -540,11 +571,15 @@ if 'fixed' in sections and os.path.exists(fn):
             per = [1e6 * float(r['srv_cpu_s']) / float(r['requests']) for r in rs]
             ratio = f"**{cpu[n] / cpu[best]:.3f}** ({best})" if n.startswith('twelve') and best else ''
             flag = '' if held >= 0.95 else ' NOT HELD'
+            lat = [x for x in (latency(t, n, r['round']) for r in rs) if x]
+            lat = (f"{st.median(a for a, _ in lat):.0f} / {st.median(b for _, b in lat):.0f}"
+                   if lat else '')
             print(f"| {fixed[t]} | {n} | {len(rs)} | {offered:,.0f} | {held:.3f}{flag} "
-                  f"| {cpu[n]:.2f} ({min(per):.2f}-{max(per):.2f}) | {ratio} "
+                  f"| {cpu[n]:.2f} ({min(per):.2f}-{max(per):.2f}) | {ratio} | {lat} "
                   f"| {sum(int(float(r['errors'])) for r in rs)} |")
     print("\nOffered rate: FIXED_SHARE of the best peer's capped peak (fixed-rates.tsv). The rate "
           "is held when every round achieved at least 95% of it; server CPU is utime + stime of "
-          "the listening process over the run.")
+          "the listening process over the run; latency is twelve bench's corrected latency "
+          "(from each request's scheduled time), medians over the rounds.")
 PY
 cat "$OUT/summary.md"

@@ -3,7 +3,8 @@
 //! Serves [`twelve_engine::apps::httparena::router`] on ADDR (default `0.0.0.0:8080`, where
 //! HttpArena's scripts look) with one pinned worker per CPU of the process's affinity mask, so
 //! `taskset -c 0` gives one worker and a container's `--cpuset-cpus` gives one per CPU of the
-//! set; `TWELVE_IO=uring` (or `auto`) picks the io_uring backend. Runs until SIGTERM or SIGINT,
+//! set; `TWELVE_IO=uring` (or `auto`) picks the io_uring backend, and `TWELVE_COALESCE_US=N`
+//! naps N µs after a small batch (`twelve serve --coalesce`). Runs until SIGTERM or SIGINT,
 //! then drains. `contrib/httparena/` builds it into the
 //! image HttpArena runs.
 
@@ -24,8 +25,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(v) => v.parse().map_err(|e| format!("TWELVE_IO={v}: {e}"))?,
         Err(_) => Backend::default(),
     };
+    let coalesce = match std::env::var("TWELVE_COALESCE_US") {
+        Ok(v) => Some(Duration::from_micros(
+            v.parse().map_err(|e| format!("TWELVE_COALESCE_US={v}: {e}"))?,
+        )),
+        Err(_) => None,
+    };
     let config = Config {
         io,
+        coalesce,
         listen: vec![listen],
         cpus,
         // HttpArena asks for its endpoints only.
