@@ -42,7 +42,8 @@
 #        PORT=8090 (twelve serve)  ARENA_PORT=8094 (the httparena example)  NGINX_PORT=8088
 #        NGINX_OFC_PORT=8087  NOCACHE_PORT=8097 (static: nginx-ofc, twelve-nocache)
 #        COALESCE=50us (fixed: also twelve with --coalesce 50us, named twelve-coalesce, on
-#        COALESCE_PORT=8098; its latency cost shows in fixed.tsv's p50/p99 columns)
+#        COALESCE_PORT=8098; its latency cost shows in the summary's p50/p99 columns)
+#        FIXED_CAP=1 (0: the fixed section's servers run uncapped)
 #        IO_AB=1 (also twelve on io_uring: URING_PORT=8095, ARENA_URING_PORT=8096; 0: epoll only)
 #        ARENA_BIN=/tmp/peers/httparena (rust-epoll, ringzero, libreactorng, gcannon)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor
@@ -65,7 +66,7 @@ ARENA_CLIENT=${ARENA_CLIENT:-wrk}
 FIXED_SHARE=${FIXED_SHARE:-0.6}; FIXED_CONNS=${FIXED_CONNS:-64}
 PORT=${PORT:-8090}; ARENA_PORT=${ARENA_PORT:-8094}; NGINX_PORT=${NGINX_PORT:-8088}
 NGINX_OFC_PORT=${NGINX_OFC_PORT:-8087}; NOCACHE_PORT=${NOCACHE_PORT:-8097}
-COALESCE=${COALESCE:-}; COALESCE_PORT=${COALESCE_PORT:-8098}
+COALESCE=${COALESCE:-}; COALESCE_PORT=${COALESCE_PORT:-8098}; FIXED_CAP=${FIXED_CAP:-1}
 case $COALESCE in '' | *us) ;; *) echo "peers.sh: COALESCE takes microseconds, e.g. 50us" >&2; exit 2 ;; esac
 IO_AB=${IO_AB:-1}; URING_PORT=${URING_PORT:-8095}; ARENA_URING_PORT=${ARENA_URING_PORT:-8096}
 ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
@@ -111,6 +112,10 @@ trap cleanup EXIT
 ulimit -n "$(ulimit -Hn)"
 cap() { CAPPED=("$@"); "$SHARED/cpu-quota.sh" 50 "$@" >> "$OUT/raw/quota.log"; }
 uncap() { "$SHARED/cpu-quota.sh" off "${CAPPED[@]}" >> "$OUT/raw/quota.log"; CAPPED=(); }
+# The fixed section with FIXED_CAP=0 leaves its servers uncapped (the rate is still the capped
+# peak's share): a server that is never throttled wakes up for every few requests.
+fixed_cap() { if [ "$FIXED_CAP" = 1 ]; then cap "$@"; fi; }
+fixed_uncap() { if [ "$FIXED_CAP" = 1 ]; then uncap; fi; }
 wait_for() { # URL: until it answers (10 s at most)
   for _ in $(seq 50); do curl -sf -o /dev/null "$1" && return 0; sleep 0.2; done
   echo "peers.sh: nothing answers $1" >&2; return 1
@@ -269,13 +274,14 @@ measure() { # TSV TEST ROUNDS name=port...
   echo "- kernel: $(uname -r)"
   echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
   echo "- pinning: every server on CPU 0 with one worker, capped at 50% of a core"
-  echo "  (cpu-quota.sh: 5 ms per 10 ms period); the client on CPU 1, one thread"
+  echo "  (cpu-quota.sh: 5 ms per 10 ms period; FIXED_CAP=$FIXED_CAP: the fixed section's"
+  echo "  servers $([ "$FIXED_CAP" = 1 ] && echo capped too || echo uncapped)); the client on CPU 1, one thread"
   echo "- rounds interleaved across the servers of each test; ${DURATION} runs, each after a"
   echo "  ${WARMUP} warm-up run of the same client; client CPU from bash \`time\` around the"
   echo "  client, server CPU from /proc/PID/stat of every process holding the listener"
   echo "- command: \`SECTIONS=\"$SECTIONS\" ROUNDS=$ROUNDS PIPE_ROUNDS=$PIPE_ROUNDS DURATION=$DURATION" \
     "WARMUP=$WARMUP TFB_CONNS=$TFB_CONNS ARENA_CONNS=$ARENA_CONNS AB_C=$AB_C" \
-    "ARENA_CLIENT=$ARENA_CLIENT bench/peers.sh\`"
+    "ARENA_CLIENT=$ARENA_CLIENT COALESCE=$COALESCE FIXED_CAP=$FIXED_CAP bench/peers.sh\`"
   echo "- clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); $(ab -V | head -1)"
   echo "- peer binaries (sha256, first 16 hex):"
   for b in "$LIBREACTOR_BIN" "$ARENA_BIN"/{rust-epoll,ringzero,libreactorng,gcannon}; do
@@ -451,10 +457,10 @@ if want fixed; then
     wait_for "http://127.0.0.1:$COALESCE_PORT/json"
     coalesced=("twelve-coalesce=$COALESCE_PORT")
   fi
-  cap "$PORT" 8086 ${URING_TARGET[@]+"$URING_PORT"} ${coalesced[@]+"$COALESCE_PORT"}
+  fixed_cap "$PORT" 8086 ${URING_TARGET[@]+"$URING_PORT"} ${coalesced[@]+"$COALESCE_PORT"}
   measure "$tsv" json-fixed "$ROUNDS" "twelve=$PORT" ${URING_TARGET[@]+"${URING_TARGET[@]}"} \
     ${coalesced[@]+"${coalesced[@]}"} libreactor=8086
-  uncap
+  fixed_uncap
   stop_servers
   stop_extra
   RATE=$(awk -v p="$arena_peak" -v s="$FIXED_SHARE" 'BEGIN {printf "%d", p * s}')
@@ -483,9 +489,9 @@ if want fixed; then
   targets=("twelve=$ARENA_PORT" ${uring[@]+"${uring[@]}"} ${coalesced[@]+"${coalesced[@]}"}
     rust-epoll=8091 ringzero=8092 libreactorng=8093)
   for t in "${targets[@]}"; do wait_for "http://127.0.0.1:${t##*=}/pipeline"; done
-  cap "$ARENA_PORT" ${uring[@]+"$ARENA_URING_PORT"} ${coalesced[@]+"$COALESCE_PORT"} 8091 8092 8093
+  fixed_cap "$ARENA_PORT" ${uring[@]+"$ARENA_URING_PORT"} ${coalesced[@]+"$COALESCE_PORT"} 8091 8092 8093
   measure "$tsv" baseline-fixed "$ROUNDS" "${targets[@]}"
-  uncap
+  fixed_uncap
   BIN=$ARENA_BIN "$ARENA/start.sh" stop >> "$OUT/raw/arena-start.log"
   stop_extra
 fi
