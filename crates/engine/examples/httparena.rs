@@ -27,7 +27,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let coalesce = match std::env::var("TWELVE_COALESCE_US") {
         Ok(v) => Some(Duration::from_micros(
-            v.parse().map_err(|e| format!("TWELVE_COALESCE_US={v}: {e}"))?,
+            v.parse()
+                .map_err(|e| format!("TWELVE_COALESCE_US={v}: {e}"))?,
         )),
         Err(_) => None,
     };

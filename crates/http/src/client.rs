@@ -507,14 +507,27 @@ impl ResponseParser {
     /// Call again with the rest of the buffer after a `Complete`: several pipelined responses
     /// may sit in one read. Interim 1xx responses (but 101) are consumed and skipped.
     pub fn parse(&mut self, buf: &[u8]) -> Result<(usize, Status<Done>), Error> {
+        self.parse_with(buf, &mut HeadMemo::default())
+    }
+
+    /// [`ResponseParser::parse`], recognising a head identical to the one `memo` holds by
+    /// comparing its bytes, and keeping each head it parses in `memo` (see [`HeadMemo`]).
+    pub fn parse_with(
+        &mut self,
+        buf: &[u8],
+        memo: &mut HeadMemo,
+    ) -> Result<(usize, Status<Done>), Error> {
         let mut at = 0;
         loop {
             let rest = &buf[at..];
             match &mut self.state {
                 State::Head => {
-                    let head = match scan(rest, self.head_request, |_, _| Ok(()))? {
-                        Status::Complete(head) => head,
-                        Status::Partial => return Ok((at, Status::Partial)),
+                    let head = match memo.recall(rest, self.head_request) {
+                        Some(head) => head,
+                        None => match scan(rest, self.head_request, |_, _| Ok(()))? {
+                            Status::Complete(head) => memo.keep(rest, self.head_request, &head),
+                            Status::Partial => return Ok((at, Status::Partial)),
+                        },
                     };
                     at += head.len;
                     if self.start(head) {
@@ -551,8 +564,8 @@ impl ResponseParser {
 
     /// Takes in a whole head: skips an interim response, or sets the state its body needs.
     /// Returns whether the response is already complete (it has no body).
-    fn start(&mut self, head: Scanned<'_>) -> bool {
-        let code = head.line.code;
+    fn start(&mut self, head: Summary) -> bool {
+        let code = head.code;
         if (100..200).contains(&code) && code != 101 {
             // RFC 9110 §15.2: interim responses precede the final one.
             return false;
@@ -607,6 +620,62 @@ impl ResponseParser {
     }
 }
 
+/// What [`ResponseParser`] takes from a head: everything it decides is here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Summary {
+    code: u16,
+    len: usize,
+    framing: Framing,
+    keep_alive: bool,
+}
+
+/// The last response head a load worker parsed, kept so that the next identical one is
+/// recognised by one compare of its bytes instead of parsed again.
+///
+/// A load generator reads the same head over and over: the same server answering the same
+/// request, whose only changing field, `Date`, changes once a second. What
+/// [`ResponseParser`] takes from a head depends on nothing but its bytes and whether the
+/// request was HEAD, so a head whose bytes equal the kept one's (and whose request was HEAD
+/// or not alike) gets the kept result: no rule is skipped, only repeated. Heads longer than
+/// [`HeadMemo::MAX`] are never kept. One memo per worker serves all its connections.
+#[derive(Debug, Clone, Default)]
+pub struct HeadMemo {
+    bytes: Vec<u8>,
+    head_request: bool,
+    summary: Option<Summary>,
+}
+
+impl HeadMemo {
+    /// The longest head kept (longer ones are parsed every time).
+    pub const MAX: usize = 512;
+
+    /// The kept result, if `buf` starts with the kept head.
+    #[inline]
+    fn recall(&self, buf: &[u8], head_request: bool) -> Option<Summary> {
+        let summary = self.summary?;
+        (head_request == self.head_request && buf.get(..self.bytes.len()) == Some(&self.bytes))
+            .then_some(summary)
+    }
+
+    /// Keeps `head`, just scanned from the start of `buf`, and returns what the parser needs.
+    #[inline]
+    fn keep(&mut self, buf: &[u8], head_request: bool, head: &Scanned<'_>) -> Summary {
+        let summary = Summary {
+            code: head.line.code,
+            len: head.len,
+            framing: head.framing,
+            keep_alive: head.keep_alive,
+        };
+        if head.len <= Self::MAX {
+            self.bytes.clear();
+            self.bytes.extend_from_slice(&buf[..head.len]);
+            self.head_request = head_request;
+            self.summary = Some(summary);
+        }
+        summary
+    }
+}
+
 /// Runs `decoder` over `buf`: returns the bytes used, the data bytes among them, and whether
 /// the body ended. Data is only counted, never copied.
 fn walk_chunks(decoder: &mut ChunkedDecoder, buf: &[u8]) -> Result<(usize, u64, bool), Error> {
@@ -626,7 +695,91 @@ fn walk_chunks(decoder: &mut ChunkedDecoder, buf: &[u8]) -> Result<(usize, u64, 
 
 #[cfg(test)]
 mod tests {
-    use super::{find_lf, find_name_end};
+    use super::{Done, HeadMemo, ResponseParser, Status, find_lf, find_name_end};
+
+    /// Every response of `stream`, read `step` bytes at a time (a partial head is kept and
+    /// given again with more, as the load generator does), with `memo` or without one.
+    fn responses(stream: &[u8], step: usize, head: bool, memo: Option<&mut HeadMemo>) -> Vec<Done> {
+        let mut own = HeadMemo::default();
+        let fresh = memo.is_none();
+        let memo = memo.unwrap_or(&mut own);
+        let mut p = ResponseParser::new();
+        p.set_head_request(head);
+        let (mut out, mut pending, mut fed) = (Vec::new(), Vec::new(), 0);
+        while fed < stream.len() {
+            let end = (fed + step).min(stream.len());
+            pending.extend_from_slice(&stream[fed..end]);
+            fed = end;
+            loop {
+                if fresh {
+                    *memo = HeadMemo::default();
+                }
+                let (used, status) = p.parse_with(&pending, memo).unwrap();
+                pending.drain(..used);
+                match status {
+                    Status::Complete(done) => out.push(done),
+                    Status::Partial => break,
+                }
+            }
+        }
+        out
+    }
+
+    /// Heads that differ from each other in one field each (status, length digits,
+    /// Connection, framing, an interim response first, a head longer than the memo keeps),
+    /// in a stream where each repeats: the memo never changes what is parsed, at any split.
+    #[test]
+    fn memo_never_changes_the_answer() {
+        let a: &[u8] = b"HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5\r\n\r\nhello";
+        let b: &[u8] = b"HTTP/1.1 404 OK\r\nServer: t\r\nContent-Length: 5\r\n\r\nnope!";
+        let c: &[u8] = b"HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 7\r\n\r\nhello!!";
+        let d: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello";
+        let e: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 OK\r\nContent-Length: 0\r\n\r\n";
+        let f: &[u8] =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+        let long = [
+            b"HTTP/1.1 200 OK\r\nX: ".as_slice(),
+            &[b'x'; HeadMemo::MAX],
+            b"\r\nContent-Length: 1\r\n\r\n!",
+        ]
+        .concat();
+        let stream = [a, a, b, a, c, c, a, d, e, e, a, f, f, &long, &long, a].concat();
+        let want = responses(&stream, stream.len(), false, None);
+        assert_eq!(want.len(), 16);
+        for step in [1, 2, 7, 31, 64, 200, stream.len()] {
+            let mut memo = HeadMemo::default();
+            assert_eq!(
+                responses(&stream, step, false, Some(&mut memo)),
+                want,
+                "step {step}"
+            );
+        }
+    }
+
+    /// A memo filled by responses to GET does not answer for the same head after a HEAD
+    /// request, whose response has no body whatever its Content-Length says.
+    #[test]
+    fn memo_tells_head_requests_apart() {
+        let a: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        let mut memo = HeadMemo::default();
+        let mut get = ResponseParser::new();
+        assert_eq!(
+            get.parse_with(a, &mut memo).unwrap(),
+            (a.len(), Status::Partial)
+        );
+        let mut head = ResponseParser::new();
+        head.set_head_request(true);
+        let (used, status) = head.parse_with(a, &mut memo).unwrap();
+        assert_eq!(used, a.len());
+        assert!(matches!(
+            status,
+            Status::Complete(Done {
+                code: 200,
+                body_len: 0,
+                ..
+            })
+        ));
+    }
 
     /// The SWAR search against the obvious one, at every length, position and start.
     #[test]

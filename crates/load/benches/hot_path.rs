@@ -3,7 +3,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use twelve_http::Status;
-use twelve_http::client::ResponseParser;
+use twelve_http::client::{HeadMemo, ResponseParser};
 use twelve_load::{Clock, MonoClock};
 use twelve_report::Recorder;
 
@@ -26,6 +26,18 @@ fn hot_path(c: &mut Criterion) {
             let mut at = 0;
             while at < batch.len() {
                 let (used, _) = p.parse(black_box(&batch[at..])).unwrap();
+                at += used;
+            }
+            at
+        })
+    });
+    // As a load worker parses: one head memo for all its connections (HeadMemo).
+    let mut memo = HeadMemo::default();
+    c.bench_function("parse 16 pipelined json responses, head memo", |b| {
+        b.iter(|| {
+            let mut at = 0;
+            while at < batch.len() {
+                let (used, _) = p.parse_with(black_box(&batch[at..]), &mut memo).unwrap();
                 at += used;
             }
             at

@@ -13,7 +13,7 @@
 use crate::request::RequestSet;
 use std::collections::VecDeque;
 use twelve_http::Status;
-use twelve_http::client::{Error as ParseErr, ResponseParser};
+use twelve_http::client::{Error as ParseErr, HeadMemo, ResponseParser};
 
 /// The worker's receive buffer: one per worker, so its size costs nothing per connection and
 /// a 64 KiB body is one `recv`.
@@ -320,8 +320,12 @@ impl Conn {
     /// `Ok(None)` when more bytes are needed: what is left is then kept as the tail, so the
     /// worker may reuse `rx`.
     #[inline]
-    pub(crate) fn next_answer(&mut self, rx: &[u8]) -> Result<Option<Answer>, Failure> {
-        let (used, status) = self.parser.parse(&rx[self.start..self.end])?;
+    pub(crate) fn next_answer(
+        &mut self,
+        rx: &[u8],
+        heads: &mut HeadMemo,
+    ) -> Result<Option<Answer>, Failure> {
+        let (used, status) = self.parser.parse_with(&rx[self.start..self.end], heads)?;
         self.start += used;
         match status {
             Status::Complete(done) => self.answer(done.code, done.keep_alive).map(Some),
@@ -471,7 +475,7 @@ mod tests {
             let mut got = Vec::new();
             for part in [&two[..split], &two[split..]] {
                 let rx = feed(&mut conn, part);
-                while let Some(a) = conn.next_answer(&rx).unwrap() {
+                while let Some(a) = conn.next_answer(&rx, &mut HeadMemo::default()).unwrap() {
                     got.push((a.intended_ns, a.sent_ns, a.code, a.close));
                 }
             }
@@ -488,7 +492,10 @@ mod tests {
     fn an_answer_nobody_asked_for_is_a_parse_failure() {
         let (mut conn, _) = setup(1, None);
         let rx = feed(&mut conn, OK);
-        assert_eq!(conn.next_answer(&rx), Err(Failure::Parse));
+        assert_eq!(
+            conn.next_answer(&rx, &mut HeadMemo::default()),
+            Err(Failure::Parse)
+        );
     }
 
     #[test]
@@ -502,8 +509,19 @@ mod tests {
         assert_eq!(conn.quota_when_reopened(), 2);
         assert_eq!(conn.room(), 0);
         let rx = feed(&mut conn, &[OK, OK].concat());
-        assert!(!conn.next_answer(&rx).unwrap().unwrap().close);
-        assert!(conn.next_answer(&rx).unwrap().unwrap().close);
+        assert!(
+            !conn
+                .next_answer(&rx, &mut HeadMemo::default())
+                .unwrap()
+                .unwrap()
+                .close
+        );
+        assert!(
+            conn.next_answer(&rx, &mut HeadMemo::default())
+                .unwrap()
+                .unwrap()
+                .close
+        );
     }
 
     #[test]
@@ -515,7 +533,12 @@ mod tests {
             &mut conn,
             b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
         );
-        assert!(conn.next_answer(&rx).unwrap().unwrap().close);
+        assert!(
+            conn.next_answer(&rx, &mut HeadMemo::default())
+                .unwrap()
+                .unwrap()
+                .close
+        );
     }
 
     #[test]
@@ -525,25 +548,29 @@ mod tests {
         conn.start_window(&requests, &mut 1);
         // A valid head start whose one header line goes on and on.
         let rx = feed(&mut conn, b"HTTP/1.1 200 OK\r\nX: ");
-        assert_eq!(conn.next_answer(&rx), Ok(None));
+        assert_eq!(conn.next_answer(&rx, &mut HeadMemo::default()), Ok(None));
         let rx = feed(&mut conn, &vec![b'a'; MAX_HEAD - 100]);
         assert_eq!(
-            conn.next_answer(&rx),
+            conn.next_answer(&rx, &mut HeadMemo::default()),
             Ok(None),
             "kept: still under the limit"
         );
         let rx = feed(&mut conn, b"\r\nContent-Length: 0\r\n\r\n");
         assert_eq!(
-            conn.next_answer(&rx).map(|a| a.map(|a| a.code)),
+            conn.next_answer(&rx, &mut HeadMemo::default())
+                .map(|a| a.map(|a| a.code)),
             Ok(Some(200))
         );
         conn.sent_all();
         conn.queue(0, 0);
         conn.start_window(&requests, &mut 1);
         let rx = feed(&mut conn, b"HTTP/1.1 200 OK\r\nX: ");
-        assert_eq!(conn.next_answer(&rx), Ok(None));
+        assert_eq!(conn.next_answer(&rx, &mut HeadMemo::default()), Ok(None));
         let rx = feed(&mut conn, &vec![b'a'; MAX_HEAD]);
-        assert_eq!(conn.next_answer(&rx), Err(Failure::Parse));
+        assert_eq!(
+            conn.next_answer(&rx, &mut HeadMemo::default()),
+            Err(Failure::Parse)
+        );
     }
 
     /// What the peer's close amounts to, by where in a response it came.
@@ -555,7 +582,7 @@ mod tests {
                 conn.queue(0, 0);
                 conn.start_window(&requests, &mut 1);
                 let rx = feed(&mut conn, $bytes);
-                assert_eq!(conn.next_answer(&rx), Ok(None));
+                assert_eq!(conn.next_answer(&rx, &mut HeadMemo::default()), Ok(None));
                 assert_eq!(conn.on_eof().map(|a| a.map(|a| a.code)), $want);
             }
         )*};

@@ -14,6 +14,7 @@ use crate::phases::Marks;
 use crate::tally::Tally;
 use crate::worker::Shared;
 use rustix::io::Errno;
+use twelve_http::client::HeadMemo;
 
 /// Pause before retrying a failed connect, so a refused port does not spin the CPU.
 const CONNECT_BACKOFF_NS: u64 = 10_000_000;
@@ -32,6 +33,9 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     rng: u64,
     /// Every connection's reads land here (see `conn`): one buffer per worker.
     rx: Box<[u8]>,
+    /// The last response head parsed, shared by the worker's connections
+    /// (`twelve_http::client::HeadMemo`).
+    heads: HeadMemo,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -73,6 +77,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                     .wrapping_add(cfg.shard.map_or(0, |s| u64::from(s.index) << 32))
                     .wrapping_mul(0xD1B5_4A32_D192_ED03),
             rx: vec![0; RECV_BUF].into_boxed_slice(),
+            heads: HeadMemo::default(),
         }
     }
 
@@ -326,7 +331,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
 
     fn parse_responses(&mut self, i: usize, now: u64) {
         loop {
-            match self.conns[i].next_answer(&self.rx) {
+            match self.conns[i].next_answer(&self.rx, &mut self.heads) {
                 Ok(Some(a)) => {
                     if !self.on_answer(i, &a, now) {
                         return;
