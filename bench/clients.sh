@@ -40,8 +40,8 @@ run_wrk() {
 run_gcannon() {
   taskset -c 1 timeout 120 "$GCANNON" "$1" -c "$3" -t 1 -d "$4s" -p "$2" --json > "$5" 2>&1
 }
-run_twelve() {
-  timeout 120 "$BIN" bench "$1" --cpus 1 -t1 -c"$3" -p "$2" -d"$4s" --warmup 0 --timeout 5s \
+run_twelve() { # the epoll engine, named: `--io auto`, the default, picks io_uring where it can
+  timeout 120 "$BIN" bench "$1" --io epoll --cpus 1 -t1 -c"$3" -p "$2" -d"$4s" --warmup 0 --timeout 5s \
     --json > "$5" 2> "$5.err"
 }
 run_twelve_uring() {
