@@ -80,6 +80,8 @@ pub(crate) struct WorkerMetrics {
     pub(crate) emfile_pauses: Counter,
     pub(crate) max_conns_pauses: Counter,
     pub(crate) steer_misses: Counter,
+    /// Loop turns that answered at least one request.
+    pub(crate) batches: Counter,
     /// Naps after a small batch (`Config::coalesce`).
     pub(crate) naps: Counter,
     pub(crate) timeouts: [Counter; 6],
@@ -107,6 +109,7 @@ impl Default for WorkerMetrics {
             emfile_pauses: Counter::default(),
             max_conns_pauses: Counter::default(),
             steer_misses: Counter::default(),
+            batches: Counter::default(),
             naps: Counter::default(),
             timeouts: Default::default(),
             parse_errors: std::array::from_fn(|_| Counter::default()),
@@ -248,6 +251,9 @@ pub struct MetricsSnapshot {
     /// Accepted connections whose receiving CPU was not the worker's (only counted with
     /// `Config::check_steering`).
     pub steer_misses: u64,
+    /// Loop turns that answered at least one request: `requests / batches` is how many
+    /// requests one wake-up served, the figure batching and `Config::coalesce` move.
+    pub batches: u64,
     /// Naps a worker took after a small batch (`Config::coalesce`).
     pub naps: u64,
     /// Timeouts by kind: header, body, keep_alive, send, linger, body_rate.
@@ -288,6 +294,7 @@ impl MetricsSnapshot {
             s.emfile_pauses += w.emfile_pauses.get();
             s.max_conns_pauses += w.max_conns_pauses.get();
             s.steer_misses += w.steer_misses.get();
+            s.batches += w.batches.get();
             s.naps += w.naps.get();
             for (i, c) in w.timeouts.iter().enumerate() {
                 s.timeouts[i] += c.get();
@@ -350,6 +357,11 @@ impl MetricsSnapshot {
             "steer_misses_total",
             "Connections accepted off their receiving CPU.",
             self.steer_misses,
+        );
+        counter(
+            "batches_total",
+            "Loop turns that answered at least one request.",
+            self.batches,
         );
         counter(
             "coalesce_naps_total",
@@ -455,6 +467,7 @@ mod tests {
         let mut out = String::new();
         MetricsSnapshot::collect([(0, &a)]).write_prometheus(&mut out);
         assert!(out.contains("\ntwelve_requests_total 7\n"));
+        assert!(out.contains("\ntwelve_batches_total 0\n"));
         assert!(out.contains("twelve_parse_errors_total{kind=\"MissingHost\"} 1\n"));
         assert!(
             out.lines()

@@ -322,6 +322,7 @@ impl Shared<'_> {
             check_steering: config.check_steering,
             close_idle_on_drain: config.close_idle_on_drain,
             coalesce: config.coalesce.filter(|d| !d.is_zero()),
+            served: 0,
             tls: config.tls.clone(),
             tls_listeners: config.tls_listen.clone(),
         }

@@ -1,6 +1,6 @@
 //! `Config::coalesce` over loopback: a worker that naps after small batches still answers
 //! every request, in order, on every connection, and counts its naps; without it, it never
-//! naps.
+//! naps. Both count the turns that served connections (`batches`).
 
 mod common;
 use common::*;
@@ -38,5 +38,25 @@ fn without_coalesce_a_worker_never_naps() {
     ask_many(&srv, 3, 20);
     srv.wait_for("the requests", |m| m.requests == 60);
     assert_eq!(srv.metrics().naps, 0);
+    srv.finish();
+}
+
+#[test]
+fn batches_count_the_turns_that_served_connections() {
+    let srv = TestServer::start();
+    // One connection, one request at a time: each request needs a wake-up of its own.
+    ask_many(&srv, 1, 10);
+    srv.wait_for("the requests", |m| m.requests == 10);
+    let one = srv.metrics().batches;
+    assert!(one >= 10, "10 lone requests in {one} batches");
+    // Three connections asked together: never more batches than requests.
+    ask_many(&srv, 3, 20);
+    srv.wait_for("the requests", |m| m.requests == 70);
+    let m = srv.metrics();
+    assert!(
+        m.batches > one && m.batches - one <= 60,
+        "60 requests in {} batches",
+        m.batches - one
+    );
     srv.finish();
 }

@@ -186,7 +186,7 @@ impl Worker {
             }
             // Every response of this wait was sent by `drive_ready`: a nap delays only what
             // arrives meanwhile.
-            self.setup.coalesce(ready, self.gate.draining());
+            self.setup.end_turn(ready, self.gate.draining());
         }
     }
 

@@ -192,7 +192,7 @@ impl Worker {
             {
                 return self.setup.wait_failed("io_uring_enter", &e);
             }
-            self.setup.coalesce(ready, self.gate.draining());
+            self.setup.end_turn(ready, self.gate.draining());
         }
     }
 

@@ -34,6 +34,8 @@ pub(crate) struct WorkerSetup {
     /// `tls_listeners` (by index; empty: every listener).
     pub(crate) tls: Option<Arc<twelve_tls::ServerTls>>,
     pub(crate) tls_listeners: Vec<bool>,
+    /// The worker's request count when it last counted a batch (see [`Self::end_turn`]).
+    pub(crate) served: u64,
 }
 
 impl WorkerSetup {
@@ -49,10 +51,16 @@ impl WorkerSetup {
         self.ctx.metrics()
     }
 
-    /// Naps after a wait that found `ready` connections, if `Config::coalesce` asks for it
-    /// and the batch was small (see there); `true` if it napped. Never while draining, so a
-    /// stop is not slowed down.
-    pub(crate) fn coalesce(&self, ready: usize, draining: bool) -> bool {
+    /// Ends a loop turn that found `ready` connections: counts it as a batch if it answered
+    /// a request (a turn that only reaped send completions or closes is not one), then naps
+    /// if `Config::coalesce` asks for it and the batch was small (see there); `true` if it
+    /// napped. Never naps while draining, so a stop is not slowed down.
+    pub(crate) fn end_turn(&mut self, ready: usize, draining: bool) -> bool {
+        let served = self.metrics().requests.get();
+        if served != self.served {
+            self.served = served;
+            self.metrics().batches.inc();
+        }
         match self.coalesce {
             Some(nap) if ready > 0 && ready < SMALL_BATCH && !draining => {
                 std::thread::sleep(nap);
