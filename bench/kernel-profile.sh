@@ -12,6 +12,12 @@
 #              httparena example), ringzero, libreactorng and rust-epoll
 #   baseline   HttpArena's baseline profile: gcannon -c$CONNS -p 1 with its three requests
 #              (GET, POST Content-Length, POST chunked on /baseline11); the same servers
+#   json-fixed, baseline-fixed
+#              issue 13's fixed offered rate (bench/peers.sh's fixed section): twelve bench's
+#              open model, -R $RATE (required) on -c$CONNS (64), GET /json with the json
+#              servers, GET /baseline11?a=13&b=42 with the HttpArena ones. The rate is below
+#              the capped peak, so the cap does not bind: this is where the CPU per request
+#              at a fixed rate goes.
 # Besides each class's share, the summary gives its server CPU time per request: the server's
 # CPU time over the whole client run (utime + stime of every process holding the listener)
 # over the requests the client counted, times the share.
@@ -47,7 +53,13 @@ case $WORKLOAD in
   json) SERVERS=${SERVERS:-twelve twelve-uring libreactor}; CONNS=${CONNS:-256}; PATH_=/json ;;
   pipelined | baseline) SERVERS=${SERVERS:-twelve twelve-uring ringzero libreactorng rust-epoll}
              CONNS=${CONNS:-512}; PATH_=/pipeline ;;
-  *) echo "WORKLOAD must be json, pipelined or baseline" >&2; exit 2 ;;
+  json-fixed) SERVERS=${SERVERS:-twelve twelve-uring libreactor}; CONNS=${CONNS:-64}; PATH_=/json ;;
+  baseline-fixed) SERVERS=${SERVERS:-twelve twelve-uring ringzero libreactorng rust-epoll}
+                  CONNS=${CONNS:-64}; PATH_=/pipeline ;;
+  *) echo "WORKLOAD must be json, pipelined, baseline, json-fixed or baseline-fixed" >&2; exit 2 ;;
+esac
+case $WORKLOAD in
+  *-fixed) [[ ${RATE:-} =~ ^[0-9]+$ ]] || { echo "WORKLOAD=$WORKLOAD needs RATE (req/s)" >&2; exit 2; } ;;
 esac
 DURATION=${DURATION:-14}; SAMPLE=${SAMPLE:-8}; FREQ=${FREQ:-2999}
 PORT=${PORT:-8090}
@@ -56,7 +68,7 @@ ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
 for c in perf curl; do command -v $c >/dev/null || { echo "needs $c" >&2; exit 2; }; done
 if [ "$WORKLOAD" = json ]; then
   command -v wrk >/dev/null || { echo "needs wrk" >&2; exit 2; }
-else
+elif [ "$WORKLOAD" != json-fixed ]; then
   [ -x "$ARENA_BIN/gcannon" ] || { echo "needs $ARENA_BIN/gcannon (../shared/bench/arena/README.md)" >&2; exit 2; }
 fi
 mkdir -p "$OUT/raw"
@@ -85,17 +97,19 @@ trap cleanup EXIT
     json) echo "# Where a capped server's CPU goes: keep-alive json, wrk -c$CONNS" ;;
     pipelined) echo "# Where a capped server's CPU goes: HttpArena pipelined, gcannon -c$CONNS -p 16" ;;
     baseline) echo "# Where a capped server's CPU goes: HttpArena baseline, gcannon -c$CONNS -p 1" ;;
+    json-fixed) echo "# Where a server's CPU goes at a fixed rate: json, twelve bench -R $RATE -c$CONNS" ;;
+    baseline-fixed) echo "# Where a server's CPU goes at a fixed rate: GET /baseline11, twelve bench -R $RATE -c$CONNS" ;;
   esac
   echo
   echo "- date: $(date -u +%FT%TZ); kernel $(uname -r); $(nproc) CPUs"
   echo "- twelve: $("$BIN" --version | head -1); tree $(cd "$ROOT" && git describe --always --dirty --abbrev=12)"
-  echo "- command: \`WORKLOAD=$WORKLOAD SERVERS=\"$SERVERS\" CONNS=$CONNS DURATION=$DURATION SAMPLE=$SAMPLE FREQ=$FREQ bench/kernel-profile.sh\`"
+  echo "- command: \`${RATE:+RATE=$RATE }WORKLOAD=$WORKLOAD SERVERS=\"$SERVERS\" CONNS=$CONNS DURATION=$DURATION SAMPLE=$SAMPLE FREQ=$FREQ bench/kernel-profile.sh\`"
   echo "- each server alone on CPU 0, capped at 50% of a core; the client (one thread) on CPU 1;"
   echo "  \`perf record -F $FREQ -g -p PID\` for ${SAMPLE} s from the 3rd second of a ${DURATION} s run"
 } > "$OUT/README.md"
 
 for name in $SERVERS; do
-  case $name:$WORKLOAD in
+  case $name:${WORKLOAD%-fixed} in
     twelve:json) taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
     twelve-uring:json) taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 --io uring > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
     libreactor:json) taskset -c 0 "$LIBREACTOR_BIN" > "$OUT/raw/$name.log" 2>&1 & port=8086 ;;
@@ -113,7 +127,13 @@ for name in $SERVERS; do
   for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port$PATH_" && break; sleep 0.2; done
   "$SHARED/cpu-quota.sh" 50 "$port" > /dev/null
   t0=$(srv_ticks "$port")
-  if [ "$WORKLOAD" = json ]; then
+  if [[ $WORKLOAD == *-fixed ]]; then
+    # The open model's uniform arrivals, as bench/peers.sh's fixed section offers them.
+    target=/json
+    [ "$WORKLOAD" = baseline-fixed ] && target='/baseline11?a=13&b=42'
+    timeout $((DURATION + 20)) taskset -c 1 "$BIN" bench "http://127.0.0.1:$port$target" -R "$RATE" \
+      -c "$CONNS" -d "${DURATION}s" --warmup 0 --cpus 1 --json > "$OUT/raw/$name-client.txt" 2>&1 &
+  elif [ "$WORKLOAD" = json ]; then
     timeout $((DURATION + 20)) taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" "${HDRS[@]}" \
       "http://127.0.0.1:$port/json" > "$OUT/raw/$name-client.txt" 2>&1 &
   elif [ "$WORKLOAD" = pipelined ]; then
@@ -203,8 +223,10 @@ def requests(n):
     m = re.search(r'(\d+) requests in', t)  # wrk
     if m:
         return int(m.group(1))
-    d = json.JSONDecoder().raw_decode(t, t.index('{'))[0]  # gcannon --json: 2xx answers
-    return int(d['status']['2xx'])
+    d = json.JSONDecoder().raw_decode(t, t.index('{'))[0]
+    if 'status' in d:  # gcannon --json: 2xx answers
+        return int(d['status']['2xx'])
+    return int(d['requests'])  # twelve bench --json
 per_req = {}
 for n in names:
     ticks = int(open(f"{out}/raw/{n}-ticks.txt").read())
