@@ -196,6 +196,10 @@ pub struct Config {
     pub check_steering: bool,
     /// The event loop's kernel interface.
     pub io: Backend,
+    /// On the epoll backend, the fewest connections ready in one wait whose `recv`s and
+    /// `send`s go to the kernel as one io_uring batch each; fewer make their own syscalls.
+    /// Default 8 (measured: bench/runs/2026-11-26-min-batch).
+    pub min_batch: usize,
     /// Terminate TLS on every listener with this certificate (`--tls-cert`/`--tls-key`); the
     /// binary keeps a clone to [`twelve_tls::ServerTls::reload`] it on SIGHUP.
     pub tls: Option<std::sync::Arc<twelve_tls::ServerTls>>,
@@ -227,6 +231,7 @@ impl Default for Config {
             drain_timeout: Duration::from_secs(10),
             close_idle_on_drain: true,
             coalesce: None,
+            min_batch: crate::backend::epoll::MIN_BATCH,
             write_high_water: 256 * 1024,
             check_steering: false,
             io: Backend::default(),

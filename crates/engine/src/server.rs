@@ -323,6 +323,7 @@ impl Shared<'_> {
             close_idle_on_drain: config.close_idle_on_drain,
             coalesce: config.coalesce.filter(|d| !d.is_zero()),
             served: 0,
+            min_batch: config.min_batch.max(2),
             tls: config.tls.clone(),
             tls_listeners: config.tls_listen.clone(),
         }

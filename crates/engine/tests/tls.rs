@@ -296,6 +296,8 @@ fn tls_per_listener_leaves_the_others_plain() {
     let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     config.listen = vec![any, any];
     config.tls_listen = vec![false, true];
+    // Batch from two ready connections on, so that the few below are often batched.
+    config.min_batch = 2;
     let s = TestServer::start_with(config);
     let addrs = s.handle.local_addrs().to_vec();
     // The first listener speaks plain HTTP.

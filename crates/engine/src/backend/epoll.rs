@@ -36,9 +36,14 @@ const LISTENER_BASE: u64 = u64::MAX - 1;
 const EVENTS: usize = 512;
 /// Operations per `io_uring_enter` of a batch (larger batches take several).
 const BATCH_ENTRIES: u32 = 256;
-/// Fewest ready connections worth a batch: one connection's `recv` and `send` are two
-/// syscalls either way, and plain ones cost less than io_uring's.
-const MIN_BATCH: usize = 2;
+/// Fewest ready connections worth a batch, unless `Config::min_batch` says otherwise. Below it each connection makes its own `recv` and
+/// `send`: a few plain syscalls cost less than two `io_uring_enter`s and the ring's work per
+/// operation. At a fixed offered rate, where a wake-up finds one to a few connections, 8
+/// instead of 2 took the server's CPU per request to 0.968 × (json at 50.8k req/s) and
+/// 0.970 × (75k req/s), medians of 7 interleaved rounds; capped under wrk -c256 it made no
+/// loss (json 1.05 ×, pipelined plaintext 1.00 ×), where the waits find many more
+/// (bench/runs/2026-11-26-min-batch).
+pub(crate) const MIN_BATCH: usize = 8;
 
 struct Live {
     fd: OwnedFd,
@@ -193,7 +198,7 @@ impl Worker {
     /// Runs the connections of the last wait: batched where that saves syscalls.
     fn drive_ready(&mut self, now: u64) {
         let mut ready = std::mem::take(&mut self.ready);
-        if self.batch.is_some() && self.setup.tls.is_some() && ready.len() >= MIN_BATCH {
+        if self.batch.is_some() && self.setup.tls.is_some() && ready.len() >= self.setup.min_batch {
             // Plain and TLS listeners: the TLS connections one by one now, the plain ones
             // left for the batch.
             ready.retain(|&(token, readable)| {
@@ -205,7 +210,7 @@ impl Worker {
             });
         }
         match self.batch.take() {
-            Some(mut batch) if ready.len() >= MIN_BATCH => {
+            Some(mut batch) if ready.len() >= self.setup.min_batch => {
                 self.drive_batch(&mut batch, &ready, now);
                 self.batch = Some(batch);
             }
