@@ -62,26 +62,24 @@ fn remove_stale_trees() {
 }
 
 fn files(resolver: Resolver) -> &'static StaticFiles {
-    static OPENAT2: OnceLock<StaticFiles> = OnceLock::new();
-    static WALK: OnceLock<StaticFiles> = OnceLock::new();
-    let cell = if resolver == Resolver::Openat2 {
-        &OPENAT2
-    } else {
-        &WALK
-    };
-    cell.get_or_init(|| tree_files(resolver, FileCacheConfig::OFF))
+    served(resolver, false)
 }
 
 /// The same tree served with the worker cache on (each test thread has its own cache).
 fn cached_files(resolver: Resolver) -> &'static StaticFiles {
-    static OPENAT2: OnceLock<StaticFiles> = OnceLock::new();
-    static WALK: OnceLock<StaticFiles> = OnceLock::new();
-    let cell = if resolver == Resolver::Openat2 {
-        &OPENAT2
+    served(resolver, true)
+}
+
+/// The tree, opened once per resolver and cache setting for every test.
+fn served(resolver: Resolver, cached: bool) -> &'static StaticFiles {
+    static TREES: [OnceLock<StaticFiles>; 4] = [const { OnceLock::new() }; 4];
+    let i = 2 * usize::from(resolver == Resolver::Openat2) + usize::from(cached);
+    let cache = if cached {
+        FileCacheConfig::default()
     } else {
-        &WALK
+        FileCacheConfig::OFF
     };
-    cell.get_or_init(|| tree_files(resolver, FileCacheConfig::default()))
+    TREES[i].get_or_init(|| tree_files(resolver, cache))
 }
 
 fn tree_files(resolver: Resolver, cache: FileCacheConfig) -> StaticFiles {
