@@ -34,13 +34,25 @@ pub fn parse_request<'h, 'b>(
     // The common head first (crate::fast): it answers only for a head it accepts whole, and
     // then with what the scanner below would find; anything else is the scanner's, which
     // decides every error, limit and `Partial`.
-    let head = match fast::scan(buf, headers, limits) {
-        Some(head) => head,
+    // Each path finishes its own head: merging the two `Head`s into one before `finish` made
+    // the fast path copy its `Head` through the stack (18 instructions a request).
+    match fast::scan(buf, headers, limits) {
+        Some(head) => finish(buf, headers, head, limits),
         None => match scan(buf, headers, limits)? {
-            Some(head) => head,
-            None => return Ok(Status::Partial),
+            Some(head) => finish_scanned(buf, headers, head, limits),
+            None => Ok(Status::Partial),
         },
-    };
+    }
+}
+
+/// [`finish`] for the scanner's heads, out of line: the fast path keeps its own inlined copy.
+#[inline(never)]
+fn finish_scanned<'h, 'b>(
+    buf: &'b [u8],
+    headers: &'h mut [Header<'b>],
+    head: Head<'b>,
+    limits: &Limits,
+) -> Result<Status<Request<'h, 'b>>, ParseError> {
     finish(buf, headers, head, limits)
 }
 
@@ -205,6 +217,8 @@ impl<'b> Text<'b> {
         part.as_ptr() as usize - self.buf.as_ptr() as usize
     }
 
+    /// Inlined: as a call it cost 13 instructions a request in the engine harness.
+    #[inline(always)]
     fn range(&self, range: std::ops::Range<usize>) -> Option<&'b str> {
         match self.head {
             Some(head) if range.end <= head.len() => head.get(range),
