@@ -253,7 +253,7 @@ impl<'b> LineEnds<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::parse_request_scanner;
+    use crate::parse::scanned as parse_request_scanner;
     use crate::parse_request;
     use proptest::prelude::*;
 

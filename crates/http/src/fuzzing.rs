@@ -221,7 +221,7 @@ pub fn parse_request_target(data: &[u8]) {
     let full = parse_request(input, &mut headers, &limits);
     // The fast path for common heads (crate::fast) never changes an answer.
     let mut scanner_headers = [Header::EMPTY; 32];
-    let scanner = crate::parse::parse_request_scanner(input, &mut scanner_headers, &limits);
+    let scanner = crate::parse::scanned(input, &mut scanner_headers, &limits);
     assert_eq!(full, scanner);
     let mut prefix_headers = [Header::EMPTY; 32];
     let prefix = parse_request(&input[..split], &mut prefix_headers, &limits);

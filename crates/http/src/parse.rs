@@ -35,31 +35,17 @@ pub fn parse_request<'h, 'b>(
     // then with what the scanner below would find; anything else is the scanner's, which
     // decides every error, limit and `Partial`.
     // Each path finishes its own head: merging the two `Head`s into one before `finish` made
-    // the fast path copy its `Head` through the stack (18 instructions a request).
+    // the fast path copy its `Head` through the stack (12 instructions a request in the engine
+    // harness, bench/runs/2026-11-26-callgrind).
     match fast::scan(buf, headers, limits) {
         Some(head) => finish(buf, headers, head, limits),
-        None => match scan(buf, headers, limits)? {
-            Some(head) => finish_scanned(buf, headers, head, limits),
-            None => Ok(Status::Partial),
-        },
+        None => scanned(buf, headers, limits),
     }
 }
 
-/// [`finish`] for the scanner's heads, out of line: the fast path keeps its own inlined copy.
-#[inline(never)]
-fn finish_scanned<'h, 'b>(
-    buf: &'b [u8],
-    headers: &'h mut [Header<'b>],
-    head: Head<'b>,
-    limits: &Limits,
-) -> Result<Status<Request<'h, 'b>>, ParseError> {
-    finish(buf, headers, head, limits)
-}
-
-/// [`parse_request`] without the fast path: the strict scanner alone, which the tests and the
-/// `parse_request` fuzz target hold the fast path to.
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) fn parse_request_scanner<'h, 'b>(
+/// The strict scanner's answer, with a `finish` of its own: [`parse_request`] without the
+/// fast path, which the tests and the `parse_request` fuzz target also hold the fast path to.
+pub(crate) fn scanned<'h, 'b>(
     buf: &'b [u8],
     headers: &'h mut [Header<'b>],
     limits: &Limits,
