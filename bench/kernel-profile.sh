@@ -154,7 +154,11 @@ for name in $SERVERS; do
   wait "$WRK" || true
   echo $(($(srv_ticks "$port") - t0)) > "$OUT/raw/$name-ticks.txt"
   "$SHARED/cpu-quota.sh" off "$port" > /dev/null
-  kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=""
+  # Every process holding the listener, not only the one started: TechEmpower's libreactor
+  # forks a worker that outlives its parent and, with SO_REUSEPORT, would share the port with
+  # the next run's libreactor (it did, from 2026-11-26T05:56 until it was found at 07:30).
+  for p in ${pids//,/ }; do kill "$p" 2>/dev/null || true; done
+  kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null || true; SRV=""
   perf script -i "$OUT/raw/$name.data" -F ip,sym 2> /dev/null > "$OUT/raw/$name.stacks"
   rm -f "$OUT/raw/$name.data"
 done
