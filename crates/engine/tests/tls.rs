@@ -164,14 +164,26 @@ fn a_second_connection_resumes_the_first_session() {
 #[test]
 fn a_static_file_larger_than_the_socket_buffers_arrives_whole() {
     let pki = Pki::new("e2e-static");
-    let (config, _) = tls_config(&pki);
+    let (mut config, _) = tls_config(&pki);
+    // The test build's 1 s send timeout (no progress for 1 s) is about stalled peers, not
+    // this one: the debug-build transfer of 10 MiB takes 1.1-1.2 s alone. One clean-clone CI
+    // run failed here once ("body differs"), which 12 runs under load did not reproduce; a
+    // client that fell 1 s behind is the one cause this test is not about, so it is ruled
+    // out, and the message now says how much arrived and which timeouts fired.
+    config.timeouts.send = Duration::from_secs(30);
     let s = TestServer::start_with(config);
     let want = std::fs::read(static_root().join("big.bin")).unwrap();
     let mut c = Conn::open(&s, &client(&pki.ca_pem));
     let r = c.get("/big.bin", false);
     let end = r.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
     assert!(r.starts_with(b"HTTP/1.1 200 OK\r\n"));
-    assert!(r[end..] == want[..], "body differs");
+    assert!(
+        r[end..] == want[..],
+        "body differs: {} of {} bytes; the server counted {:?}",
+        r.len() - end,
+        want.len(),
+        s.metrics().timeouts
+    );
     finish(&s, &pki);
 }
 
