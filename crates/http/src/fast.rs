@@ -253,7 +253,7 @@ impl<'b> LineEnds<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::scanned as parse_request_scanner;
+    use crate::parse::scanned;
     use crate::parse_request;
     use proptest::prelude::*;
 
@@ -263,7 +263,7 @@ mod tests {
         let mut a = [Header::EMPTY; 12];
         let mut b = [Header::EMPTY; 12];
         let full = parse_request(input, &mut a, limits);
-        let slow = parse_request_scanner(input, &mut b, limits);
+        let slow = scanned(input, &mut b, limits);
         assert_eq!(full, slow, "{:?}", String::from_utf8_lossy(input));
     }
 

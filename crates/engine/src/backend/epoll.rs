@@ -36,13 +36,13 @@ const LISTENER_BASE: u64 = u64::MAX - 1;
 const EVENTS: usize = 512;
 /// Operations per `io_uring_enter` of a batch (larger batches take several).
 const BATCH_ENTRIES: u32 = 256;
-/// Fewest ready connections worth a batch, unless `Config::min_batch` says otherwise. Below it each connection makes its own `recv` and
-/// `send`: a few plain syscalls cost less than two `io_uring_enter`s and the ring's work per
-/// operation. At a fixed offered rate, where a wake-up finds one to a few connections, 8
-/// instead of 2 took the server's CPU per request to 0.968 × (json at 50.8k req/s) and
-/// 0.970 × (75k req/s), medians of 7 interleaved rounds; capped under wrk -c256 it made no
-/// loss (json 1.05 ×, pipelined plaintext 1.00 ×), where the waits find many more
-/// (bench/runs/2026-11-26-min-batch).
+/// The default of `Config::min_batch`: the fewest ready connections worth a batch. Below it
+/// each connection makes its own `recv` and `send`, since a few plain syscalls cost less than
+/// two `io_uring_enter`s and the ring's work per operation. At a fixed offered rate, where a
+/// wake-up finds one to a few connections, 8 instead of 2 took the server's CPU per request to
+/// 0.968 × (json at 50.8k req/s) and 0.970 × (75k req/s), medians of 7 interleaved rounds;
+/// capped under wrk -c256, where the waits find many more, it lost nothing (json 1.05 ×,
+/// pipelined plaintext 1.00 ×) (bench/runs/2026-11-26-min-batch).
 pub(crate) const MIN_BATCH: usize = 8;
 
 struct Live {
