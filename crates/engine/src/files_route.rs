@@ -14,7 +14,7 @@ impl Handler for FilesHandler {
         let headers = req.headers.iter().map(|h| (h.name.as_bytes(), h.value));
         let reply = self
             .0
-            .reply(req.method.as_str().as_bytes(), req.path.as_bytes(), headers);
+            .reply(req.method.as_str().as_bytes(), req.path_bytes(), headers);
         let mut reply = match reply {
             Ok(r) => r,
             Err(e) => {

@@ -139,17 +139,18 @@ impl Conn {
                 0
             }
             Ok(Status::Complete(r)) => {
+                ascii_parts(&r);
                 self.events.push(Event::Head {
                     method: r.method,
-                    target: r.target.to_owned(),
-                    path: r.path.to_owned(),
+                    target: r.target().to_owned(),
+                    path: r.path().to_owned(),
                     version: r.version,
                     headers: r
                         .headers
                         .iter()
                         .map(|h| (h.name.to_owned(), h.value.to_vec()))
                         .collect(),
-                    host: r.host.map(str::to_owned),
+                    host: r.host().map(str::to_owned),
                     framing: r.framing,
                     keep_alive: r.keep_alive,
                     expect_continue: r.expect_continue,
@@ -245,6 +246,15 @@ pub fn parse_request_target(data: &[u8]) {
     assert_eq!(whole, pieces);
 }
 
+/// The parts a `Request` keeps as bytes (target, path, query, authority) are ASCII, so its
+/// accessors' UTF-8 check never falls back to an empty string.
+fn ascii_parts(r: &crate::Request<'_, '_>) {
+    let parts = [Some(r.target), Some(r.path), r.query, r.host];
+    for part in parts.into_iter().flatten() {
+        assert!(part.is_ascii(), "not ASCII: {part:?}");
+    }
+}
+
 /// Whatever we accept, httparse must accept with the same head length, method, target and
 /// fields (we are stricter, never looser). httparse knows only HTTP/1.0 and 1.1, so heads
 /// with a minor version of 2 to 9 (read by us as 1.1) are skipped.
@@ -260,7 +270,7 @@ fn differential(input: &[u8], r: &crate::Request<'_, '_>) {
         Ok(httparse::Status::Complete(n)) => {
             assert_eq!(n, r.head_len, "head length differs from httparse");
             assert_eq!(req.method, Some(r.method.as_str()));
-            assert_eq!(req.path, Some(r.target));
+            assert_eq!(req.path, Some(r.target()));
             assert_eq!(req.headers.len(), r.headers.len());
             for (ours, theirs) in r.headers.iter().zip(req.headers.iter()) {
                 assert_eq!(ours.name, theirs.name);

@@ -17,7 +17,7 @@
 //! let mut out = Vec::with_capacity(256);
 //! match twelve_http::parse_request(buf, &mut headers, &limits) {
 //!     Ok(Status::Complete(req)) => {
-//!         assert_eq!((req.path, req.framing), ("/echo", BodyFraming::Chunked));
+//!         assert_eq!((req.path(), req.framing), ("/echo", BodyFraming::Chunked));
 //!         let mut decoder = ChunkedDecoder::new(&limits);
 //!         let mut body = buf[req.head_len..].to_vec();
 //!         let (consumed, len, done) = decoder.decode_in_place(&mut body).unwrap();

@@ -117,7 +117,7 @@ fn scan<'b>(
     }))
 }
 
-/// Builds the request from a scanned head: the `&str` parts, the target's form, and the
+/// Builds the request from a scanned head: the names' `&str`s, the target's form, and the
 /// checks that need the whole head.
 #[inline(always)]
 fn finish<'h, 'b>(
@@ -135,36 +135,29 @@ fn finish<'h, 'b>(
         len,
         plain,
     } = head;
-    // Everything that becomes a `&str` (the target, the names, usually Host's value) lies
-    // before the last field's value.
-    let text_end = match headers[..count].last() {
-        Some(last) => last.value.as_ptr() as usize - buf.as_ptr() as usize,
-        None => line.target.as_ptr() as usize - buf.as_ptr() as usize + line.target.len(),
-    };
-    // A head shorter than the vector check's 64 bytes borrows the bytes after it (usually the
-    // next pipelined request) rather than fall back to `std`'s check; if they are not UTF-8 the
-    // parts are checked one by one, as for a head with obs-text, so the answer is the same.
-    let text = Text::new(buf, text_end.max(Text::SIMD_MIN).min(buf.len()));
     if unnamed > 0 {
+        // Every name lies before the last field's value.
+        let last = &headers[count - 1];
+        let text_end = last.value.as_ptr() as usize - buf.as_ptr() as usize;
+        // A head shorter than the vector check's 64 bytes borrows the bytes after it (usually
+        // the next pipelined request) rather than fall back to `std`'s check; if they are not
+        // UTF-8 the names are checked one by one, as for a head with obs-text, so the answer
+        // is the same.
+        let text = Text::new(buf, text_end.max(Text::SIMD_MIN).min(buf.len()));
         text.name_fields(fields_start, &mut headers[..count], plain)?;
     }
-    let target = text.of(line.target).ok_or(ParseError::InvalidTarget)?;
     let headers: &'h [Header<'b>] = headers;
     let headers = &headers[..count];
-    let form = target::split(line.method, target, line.query_at)?;
+    let form = target::split(line.method, line.target, line.query_at)?;
     let f = fields.finish(line.version, limits)?;
     Ok(Status::Complete(Request {
         method: line.method,
-        target,
+        target: line.target,
         path: form.path,
         query: form.query,
         version: line.version,
         headers,
-        host: match (form.authority, f.host) {
-            (Some(authority), _) => Some(authority),
-            (None, Some(host)) => Some(text.of(host).ok_or(ParseError::InvalidHost)?),
-            (None, None) => None,
-        },
+        host: form.authority.or(f.host),
         framing: f.framing,
         keep_alive: f.keep_alive,
         expect_continue: f.expect_continue,
@@ -172,11 +165,11 @@ fn finish<'h, 'b>(
     }))
 }
 
-/// Makes `&str`s of the head's ASCII parts (the target, field names, Host). They were
-/// validated byte by byte, so one UTF-8 check of the head up to the last field's value (the
-/// fast path when no value there carries obs-text) replaces one `from_utf8` call per part,
-/// which cost a fifth of the parse in the benchmark; a part past that span (Host sent last)
-/// or a span with non-UTF-8 obs-text falls back to checking each part. The check is
+/// Makes `&str`s of the field names the fast path did not name (the target and Host stay
+/// bytes until asked for, see `Request`). They were validated byte by byte, so one UTF-8
+/// check of the head up to the last field's value (the fast path when no value there carries
+/// obs-text) replaces one `from_utf8` call per name, which cost a fifth of the parse in the
+/// benchmark; a span with non-UTF-8 obs-text falls back to checking each name. The check is
 /// `simdutf8`'s: AVX2 or SSE4.2 (at compile time where the build enables them, else picked at
 /// run time) for spans of 64 bytes or more, `std`'s below that. Leaving out the last value
 /// (often the longest: the pipelined request's Accept is 100 of its 155 bytes) saved 28
@@ -210,13 +203,6 @@ impl<'b> Text<'b> {
             Some(head) if range.end <= head.len() => head.get(range),
             _ => std::str::from_utf8(self.buf.get(range)?).ok(),
         }
-    }
-
-    /// `part` must be a slice of the head.
-    #[inline(always)]
-    fn of(&self, part: &'b [u8]) -> Option<&'b str> {
-        let start = self.offset(part);
-        self.range(start..start + part.len())
     }
 
     /// Names the fields. The scanner stored each as `name: ""` and `value: <the value without
@@ -600,7 +586,7 @@ mod tests {
                     .complete()
                     .expect("complete");
                 let names: Vec<&str> = req.headers.iter().map(|h| h.name).collect();
-                assert_eq!((req.target, names, req.host), ("/t?q", $names, $host));
+                assert_eq!((req.target(), names, req.host()), ("/t?q", $names, $host));
             }
         )*};
     }

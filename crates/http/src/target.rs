@@ -5,12 +5,14 @@ use crate::error::ParseError;
 use crate::request::Method;
 use crate::scan::is_valid_authority;
 
-/// A request-target split into its parts.
+/// A request-target split into its parts, as bytes: the target is ASCII (its scan admits no
+/// other byte), and a `&str` of each part is made only when a handler asks for it (see
+/// `Request::path`).
 pub(crate) struct Form<'b> {
-    pub(crate) path: &'b str,
-    pub(crate) query: Option<&'b str>,
+    pub(crate) path: &'b [u8],
+    pub(crate) query: Option<&'b [u8]>,
     /// The authority named by an absolute-form or authority-form target.
-    pub(crate) authority: Option<&'b str>,
+    pub(crate) authority: Option<&'b [u8]>,
 }
 
 /// Splits a request-target (whose bytes the scanner already checked) by form.
@@ -28,8 +30,12 @@ pub(crate) struct Form<'b> {
 ///
 /// The origin-form, nearly every request, is split inline; the other forms out of line.
 #[inline(always)]
-pub(crate) fn split(method: Method, target: &str, query_at: usize) -> Result<Form<'_>, ParseError> {
-    if target.as_bytes().first() == Some(&b'/') && method != Method::Connect {
+pub(crate) fn split(
+    method: Method,
+    target: &[u8],
+    query_at: usize,
+) -> Result<Form<'_>, ParseError> {
+    if target.first() == Some(&b'/') && method != Method::Connect {
         let (path, query) = split_at_query(target, query_at);
         return Ok(Form {
             path,
@@ -42,34 +48,33 @@ pub(crate) fn split(method: Method, target: &str, query_at: usize) -> Result<For
 
 /// [`split`] for every target but a non-CONNECT origin-form.
 #[inline(never)]
-fn split_other(method: Method, target: &str, query_at: usize) -> Result<Form<'_>, ParseError> {
+fn split_other(method: Method, target: &[u8], query_at: usize) -> Result<Form<'_>, ParseError> {
     if method == Method::Connect {
         // authority-form = uri-host ":" port, the port required.
-        let b = target.as_bytes();
-        let has_port = b
+        let has_port = target
             .iter()
             .rposition(|&c| c == b':')
-            .is_some_and(|p| p + 1 < b.len());
-        if !has_port || target.starts_with('/') || !is_valid_authority(b, false) {
+            .is_some_and(|p| p + 1 < target.len());
+        if !has_port || target.starts_with(b"/") || !is_valid_authority(target, false) {
             return Err(ParseError::TargetFormMismatch);
         }
         return Ok(Form {
-            path: "",
+            path: b"",
             query: None,
             authority: Some(target),
         });
     }
-    if target == "*" {
+    if target == b"*" {
         if method != Method::Options {
             return Err(ParseError::TargetFormMismatch);
         }
         return Ok(Form {
-            path: "*",
+            path: b"*",
             query: None,
             authority: None,
         });
     }
-    if target.starts_with('/') {
+    if target.starts_with(b"/") {
         let (path, query) = split_at_query(target, query_at);
         return Ok(Form {
             path,
@@ -80,15 +85,14 @@ fn split_other(method: Method, target: &str, query_at: usize) -> Result<Form<'_>
     absolute(target)
 }
 
-/// Splits at the first `?`. A byte search: targets are short and ASCII, and `str::split_once`
-/// with a `char` pattern costs more in setting up its searcher than in searching.
-fn split_query(s: &str) -> (&str, Option<&str>) {
-    split_at_query(s, s.bytes().position(|b| b == b'?').unwrap_or(s.len()))
+/// Splits at the first `?`.
+fn split_query(s: &[u8]) -> (&[u8], Option<&[u8]>) {
+    split_at_query(s, s.iter().position(|&b| b == b'?').unwrap_or(s.len()))
 }
 
 /// Splits at `q`, the index of the first `?` or the length.
 #[inline(always)]
-fn split_at_query(s: &str, q: usize) -> (&str, Option<&str>) {
+fn split_at_query(s: &[u8], q: usize) -> (&[u8], Option<&[u8]>) {
     match s.get(q + 1..) {
         Some(query) => (&s[..q], Some(query)),
         None => (s, None),
@@ -96,28 +100,30 @@ fn split_at_query(s: &str, q: usize) -> (&str, Option<&str>) {
 }
 
 /// `absolute-URI` restricted to `http` / `https` with a non-empty authority (RFC 9110 §4.2.1).
-fn absolute(target: &str) -> Result<Form<'_>, ParseError> {
-    let rest = strip_prefix_ignore_case(target, "http://")
-        .or_else(|| strip_prefix_ignore_case(target, "https://"))
+fn absolute(target: &[u8]) -> Result<Form<'_>, ParseError> {
+    let rest = strip_prefix_ignore_case(target, b"http://")
+        .or_else(|| strip_prefix_ignore_case(target, b"https://"))
         // `a:443` with GET, `*` with GET, `x/y`: not a form this method may use.
         .ok_or(ParseError::TargetFormMismatch)?;
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let end = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
-    if !is_valid_authority(authority.as_bytes(), false) {
+    if !is_valid_authority(authority, false) {
         return Err(ParseError::InvalidTarget);
     }
     let (path, query) = split_query(tail);
     Ok(Form {
-        path: if path.is_empty() { "/" } else { path },
+        path: if path.is_empty() { b"/" } else { path },
         query,
         authority: Some(authority),
     })
 }
 
-fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
-    let head = s.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix)
-        .then(|| &s[prefix.len()..])
+fn strip_prefix_ignore_case<'a>(s: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    let (head, rest) = s.split_at_checked(prefix.len())?;
+    head.eq_ignore_ascii_case(prefix).then_some(rest)
 }
 
 #[cfg(test)]
@@ -128,9 +134,11 @@ mod tests {
         ($($name:ident: $target:expr => $path:expr, $query:expr;)*) => {$(
             #[test]
             fn $name() {
-                assert_eq!(split_query($target), ($path, $query));
-                let q = $target.find('?').unwrap_or($target.len());
-                assert_eq!(split_at_query($target, q), ($path, $query));
+                let (target, want): (&str, (&str, Option<&str>)) = ($target, ($path, $query));
+                let want = (want.0.as_bytes(), want.1.map(str::as_bytes));
+                assert_eq!(split_query(target.as_bytes()), want);
+                let q = target.find('?').unwrap_or(target.len());
+                assert_eq!(split_at_query(target.as_bytes(), q), want);
             }
         )*};
     }
@@ -143,8 +151,15 @@ mod tests {
             fn $name() {
                 let target: &str = $target;
                 let q = target.find('?').unwrap_or(target.len());
-                let got = split(Method::$method, target, q).map(|f| (f.path, f.query, f.authority));
-                assert_eq!(got, $want);
+                let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+                let got = split(Method::$method, target.as_bytes(), q).map(|f| {
+                    (text(f.path), f.query.map(text), f.authority.map(text))
+                });
+                let want: Result<(&str, Option<&str>, Option<&str>), ParseError> = $want;
+                let want = want.map(|(p, q, a)| {
+                    (p.to_owned(), q.map(str::to_owned), a.map(str::to_owned))
+                });
+                assert_eq!(got, want);
             }
         )*};
     }
