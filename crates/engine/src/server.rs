@@ -1,7 +1,7 @@
 //! `Server` and `ServerHandle`: create the listeners, start one pinned worker per CPU, and
 //! stop them gracefully.
 
-use crate::backend::worker::WorkerSetup;
+use crate::backend::worker::{AcceptCount, WorkerSetup};
 use crate::backend::{epoll, uring};
 use crate::config::{Backend, Config, Steer};
 use crate::conn::{Ctx, TimeoutsMs};
@@ -173,6 +173,7 @@ impl Server {
         let shared = Shared {
             config: &config,
             stop: Arc::new(AtomicBool::new(false)),
+            accepting: Arc::default(),
             router: Arc::new(router),
             metrics,
         };
@@ -186,6 +187,7 @@ impl Server {
             threads: started.threads,
             wakers: started.wakers,
             stop: shared.stop,
+            accepting: shared.accepting,
             metrics: shared.metrics,
             held: std::sync::Mutex::new(held),
         };
@@ -231,6 +233,9 @@ fn with_static_files(router: Router, config: &Config) -> Result<Router, StartErr
 /// and set up.
 type ReadySender = std::sync::mpsc::Sender<(usize, std::io::Result<Backend>)>;
 
+/// The longest [`ServerHandle::shutdown`] waits for the workers to stop accepting.
+const STOP_ACCEPTING_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Sets the stop flag and wakes every worker through its eventfd.
 fn stop_workers(stop: &AtomicBool, wakers: &[Arc<OwnedFd>]) {
     // Release pairs with the worker's Acquire load after the eventfd wake-up.
@@ -250,6 +255,7 @@ struct Started {
 struct Shared<'a> {
     config: &'a Config,
     stop: Arc<AtomicBool>,
+    accepting: Arc<AcceptCount>,
     router: Arc<Router>,
     metrics: Arc<ServerMetrics>,
 }
@@ -326,6 +332,7 @@ impl Shared<'_> {
             min_batch: config.min_batch.max(2),
             tls: config.tls.clone(),
             tls_listeners: config.tls_listen.clone(),
+            accepting: Some(self.accepting.hold()),
         }
     }
 }
@@ -510,6 +517,8 @@ pub struct ServerHandle {
     threads: Vec<JoinHandle<()>>,
     wakers: Vec<Arc<OwnedFd>>,
     stop: Arc<AtomicBool>,
+    /// How many workers still accept (see [`ServerHandle::shutdown`]).
+    accepting: Arc<AcceptCount>,
     metrics: Arc<ServerMetrics>,
     /// Duplicates of every worker's listeners, for [`ServerHandle::listener_dups`]; emptied by
     /// [`ServerHandle::shutdown`] so that the workers' close really closes the sockets.
@@ -555,13 +564,18 @@ impl ServerHandle {
         self.metrics.snapshot()
     }
 
-    /// Begins a graceful shutdown and returns at once: workers stop accepting, answer what is
-    /// in flight with `Connection: close`, close idle connections, and exit when none is left
-    /// or `Config::drain_timeout` has passed. Calling it again does nothing more.
+    /// Begins a graceful shutdown and returns once the workers have stopped accepting (at most
+    /// a second later): they answer what is in flight with `Connection: close`, close idle
+    /// connections, and exit when none is left or `Config::drain_timeout` has passed. Calling
+    /// it again does nothing more.
     pub fn shutdown(&self) {
         // Drop our duplicates first: the workers' close must be the last one.
         self.held.lock().unwrap_or_else(|e| e.into_inner()).clear();
         stop_workers(&self.stop, &self.wakers);
+        // Returns once no worker takes a new connection, so that a successor announced ready
+        // after it gets every later one. Bounded: a worker busy in a slow handler stops
+        // accepting late, not never.
+        self.accepting.wait_none(STOP_ACCEPTING_WAIT);
     }
 
     /// [`ServerHandle::shutdown`] for good, when no successor takes the listeners over: new

@@ -284,6 +284,25 @@ fn shutdown_closes_idle_connections_and_finishes_in_flight_ones() {
     );
 }
 
+/// `shutdown` returns once no worker takes a new connection (their stop is asynchronous):
+/// from then on every listener is closed and a connection is refused, never answered by the
+/// draining server. An upgrade's successor relies on it (tests/tls_cli.rs).
+#[test]
+fn shutdown_returns_once_no_worker_accepts() {
+    for round in 0..20 {
+        let server = Server::new(common::loopback(2), router()).start().unwrap();
+        let addrs = server.local_addrs().to_vec();
+        server.shutdown();
+        for addr in addrs {
+            assert!(
+                TcpStream::connect(addr).is_err(),
+                "round {round}: {addr} accepted a connection after shutdown returned"
+            );
+        }
+        server.join();
+    }
+}
+
 #[test]
 fn ipv6_loopback_listens_when_available() {
     let config = Config {

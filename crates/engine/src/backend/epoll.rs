@@ -468,6 +468,7 @@ impl Worker {
         for l in self.setup.listeners.drain(..) {
             let _ = epoll::delete(&self.epoll, &l);
         }
+        self.setup.accepting = None;
         self.gate.start_drain(now, self.setup.drain_timeout_ms);
         if !self.setup.close_idle_on_drain {
             return;

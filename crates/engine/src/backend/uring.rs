@@ -214,6 +214,14 @@ impl Worker {
         }
     }
 
+    /// While draining, says the worker takes no more connections once every armed accept has
+    /// ended (its last completion, after the cancel, came).
+    fn release_if_done_accepting(&mut self) {
+        if self.gate.draining() && self.accepts.iter().all(Option::is_none) {
+            self.setup.accepting = None;
+        }
+    }
+
     fn on_completion(&mut self, c: Completion, now: u64) {
         if c.tag == WAKE {
             self.on_wake(now);
@@ -233,6 +241,7 @@ impl Worker {
             if let Event::Accept(r) = c.event {
                 self.on_accept(r, now);
             }
+            self.release_if_done_accepting();
             return;
         }
         self.on_conn_completion(c, now);
@@ -492,6 +501,7 @@ impl Worker {
             }
         }
         self.gate.start_drain(now, self.setup.drain_timeout_ms);
+        self.release_if_done_accepting();
         if !self.setup.close_idle_on_drain {
             return;
         }
