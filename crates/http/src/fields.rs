@@ -28,13 +28,30 @@ pub(crate) enum Field {
     Other,
 }
 
-/// Transfer-Encoding as read so far, across all of its field lines (a list may be split over
-/// several lines, RFC 9110 §5.3).
-#[derive(Default)]
-struct Codings {
-    present: bool,
-    chunked: bool,
-    unknown: bool,
+/// What the field lines said so far, one bit each: Transfer-Encoding across all of its lines
+/// (a list may be split over several, RFC 9110 §5.3), Connection's options and Expect. One
+/// byte rather than six `bool`s: the fast path's `Head` carries the reader to `finish`, and
+/// its six flags were moved there one byte at a time.
+#[derive(Clone, Copy, Default)]
+struct Flags(u8);
+
+impl Flags {
+    const TE_PRESENT: u8 = 1;
+    const TE_CHUNKED: u8 = 2;
+    const TE_UNKNOWN: u8 = 4;
+    const CLOSE: u8 = 8;
+    const KEEP_ALIVE: u8 = 16;
+    const EXPECT_CONTINUE: u8 = 32;
+
+    #[inline(always)]
+    fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+
+    #[inline(always)]
+    fn set_if(&mut self, bit: u8, on: bool) {
+        self.0 |= if on { bit } else { 0 };
+    }
 }
 
 /// Reads the framing and routing fields one field line at a time, while the scanner walks
@@ -46,10 +63,7 @@ struct Codings {
 pub(crate) struct Reader<'b> {
     host: Option<&'b [u8]>,
     length: Option<u64>,
-    te: Codings,
-    close: bool,
-    keep_alive: bool,
-    expect_continue: bool,
+    flags: Flags,
     /// The first field error, reported by [`Reader::finish`].
     error: Option<ParseError>,
 }
@@ -59,10 +73,7 @@ impl<'b> Reader<'b> {
         Reader {
             host: None,
             length: None,
-            te: Codings::default(),
-            close: false,
-            keep_alive: false,
-            expect_continue: false,
+            flags: Flags::default(),
             error: None,
         }
     }
@@ -91,11 +102,13 @@ impl<'b> Reader<'b> {
     pub(crate) fn read_known(&mut self, field: Field, buf: &'b [u8], value: &'b [u8], at: usize) {
         match field {
             Field::Host => self.host(buf, value, at),
-            Field::Expect => self.expect_continue |= eq_lower(value, b"100-continue"),
+            Field::Expect => self
+                .flags
+                .set_if(Flags::EXPECT_CONTINUE, eq_lower(value, b"100-continue")),
             Field::Connection => self.connection(value),
             Field::ContentLength => self.content_length(value),
             Field::TransferEncoding => {
-                if let Err(e) = self.te.add_line(value) {
+                if let Err(e) = add_coding_line(&mut self.flags, value) {
                     self.fail(e);
                 }
             }
@@ -123,13 +136,14 @@ impl<'b> Reader<'b> {
     fn connection(&mut self, value: &[u8]) {
         // The common values first, without splitting the list.
         if eq_lower(value, b"keep-alive") {
-            self.keep_alive = true;
+            self.flags.set_if(Flags::KEEP_ALIVE, true);
             return;
         }
         for option in value.split(|&b| b == b',') {
             let option = trim_ows(option);
-            self.close |= eq_lower(option, b"close");
-            self.keep_alive |= eq_lower(option, b"keep-alive");
+            self.flags.set_if(Flags::CLOSE, eq_lower(option, b"close"));
+            self.flags
+                .set_if(Flags::KEEP_ALIVE, eq_lower(option, b"keep-alive"));
         }
     }
 
@@ -160,7 +174,8 @@ impl<'b> Reader<'b> {
             // RFC 9112 §3.2: MUST 400 an HTTP/1.1 request without Host.
             return Err(ParseError::MissingHost);
         }
-        let framing = if self.te.present {
+        let flags = self.flags;
+        let framing = if flags.has(Flags::TE_PRESENT) {
             // §6.1: TE in HTTP/1.0 means faulty framing; nginx answers 400, and so do we.
             if version == Version::Http10 {
                 return Err(ParseError::TransferEncodingInHttp10);
@@ -169,10 +184,10 @@ impl<'b> Reader<'b> {
             if self.length.is_some() {
                 return Err(ParseError::TransferEncodingWithContentLength);
             }
-            if self.te.unknown {
+            if flags.has(Flags::TE_UNKNOWN) {
                 return Err(ParseError::UnknownTransferCoding);
             }
-            if !self.te.chunked {
+            if !flags.has(Flags::TE_CHUNKED) {
                 // An empty Transfer-Encoding value: nothing valid was listed.
                 return Err(ParseError::InvalidTransferEncoding);
             }
@@ -187,8 +202,9 @@ impl<'b> Reader<'b> {
         Ok(Fields {
             host: self.host,
             framing,
-            keep_alive: !self.close && (version == Version::Http11 || self.keep_alive),
-            expect_continue: self.expect_continue && version == Version::Http11,
+            keep_alive: !flags.has(Flags::CLOSE)
+                && (version == Version::Http11 || flags.has(Flags::KEEP_ALIVE)),
+            expect_continue: flags.has(Flags::EXPECT_CONTINUE) && version == Version::Http11,
         })
     }
 }
@@ -242,43 +258,41 @@ pub(crate) fn parse_content_length(value: &[u8]) -> Option<u64> {
     Some(n)
 }
 
-impl Codings {
-    /// Reads one Transfer-Encoding line: `#transfer-coding`, `transfer-coding = token *( OWS
-    /// ";" OWS transfer-parameter )` (RFC 9110 §10.1.4).
-    fn add_line(&mut self, value: &[u8]) -> Result<(), ParseError> {
-        self.present = true;
-        for element in value.split(|&b| b == b',') {
-            // Project choice: an empty list element (`, chunked`) is an error, not ignored
-            // (RFC 9110 §5.6.1 would ignore it): every TE oddity is a smuggling suspect.
-            let element = trim_ows(element);
-            let (coding, has_params) = match element.iter().position(|&b| b == b';') {
-                Some(p) => (trim_ows(&element[..p]), true),
-                None => (element, false),
-            };
-            if coding.is_empty() || !coding.iter().all(|&b| is_tchar(b)) {
-                return Err(ParseError::InvalidTransferEncoding);
-            }
-            // §6.3: chunked must be the final coding, so nothing may follow it.
-            if self.chunked {
-                return Err(if coding.eq_ignore_ascii_case(b"chunked") {
-                    ParseError::ChunkedTwice
-                } else {
-                    ParseError::ChunkedNotFinal
-                });
-            }
-            if coding.eq_ignore_ascii_case(b"chunked") {
-                if has_params {
-                    // §7: chunked has no parameters; SHOULD treat them as an error.
-                    return Err(ParseError::ChunkedWithParameters);
-                }
-                self.chunked = true;
-            } else {
-                // gzip, identity, x-chunked, ...: we decode none of them (§6.1: 501 SHOULD).
-                self.unknown = true;
-            }
+/// Reads one Transfer-Encoding line into `flags`: `#transfer-coding`, `transfer-coding = token
+/// *( OWS ";" OWS transfer-parameter )` (RFC 9110 §10.1.4).
+fn add_coding_line(flags: &mut Flags, value: &[u8]) -> Result<(), ParseError> {
+    flags.set_if(Flags::TE_PRESENT, true);
+    for element in value.split(|&b| b == b',') {
+        // Project choice: an empty list element (`, chunked`) is an error, not ignored
+        // (RFC 9110 §5.6.1 would ignore it): every TE oddity is a smuggling suspect.
+        let element = trim_ows(element);
+        let (coding, has_params) = match element.iter().position(|&b| b == b';') {
+            Some(p) => (trim_ows(&element[..p]), true),
+            None => (element, false),
+        };
+        if coding.is_empty() || !coding.iter().all(|&b| is_tchar(b)) {
+            return Err(ParseError::InvalidTransferEncoding);
         }
-        Ok(())
+        // §6.3: chunked must be the final coding, so nothing may follow it.
+        if flags.has(Flags::TE_CHUNKED) {
+            return Err(if coding.eq_ignore_ascii_case(b"chunked") {
+                ParseError::ChunkedTwice
+            } else {
+                ParseError::ChunkedNotFinal
+            });
+        }
+        if coding.eq_ignore_ascii_case(b"chunked") {
+            if has_params {
+                // §7: chunked has no parameters; SHOULD treat them as an error.
+                return Err(ParseError::ChunkedWithParameters);
+            }
+            flags.set_if(Flags::TE_CHUNKED, true);
+        } else {
+            // gzip, identity, x-chunked, ...: we decode none of them (§6.1: 501 SHOULD).
+            flags.set_if(Flags::TE_UNKNOWN, true);
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]
