@@ -6,12 +6,12 @@
 //! other OWS, all within the limits. For such a head this pass finds the same lines, values
 //! and framing fields as the scanner, with fewer instructions: one look per line instead of
 //! a window and a limit check per step, and the line ends found from one 64-byte bitmask of
-//! the bytes no field value may hold (CR, LF, the other CTLs and DEL), reused by every line
+//! the CTLs and DEL (CR, LF, and what no value may hold but HTAB), reused by every line
 //! that starts in the block instead of a fresh scan per value (the simdjson idea of a
 //! structural bitmask, Langdale and Lemire, <https://arxiv.org/abs/1902.08318>).
 //!
 //! It answers `None` for anything else: leading empty lines, another version, OWS other than
-//! the one SP, obs-fold, a CTL in a value, a limit reached, a head that has not fully
+//! the one SP, obs-fold, a CTL (HTAB included) in a value, a limit reached, a head that has not fully
 //! arrived. The scanner then reads the head from the start and decides the error, the limit
 //! or `Partial` exactly as before, so the fast path changes no answer, only its cost: the
 //! tests below and the `parse_request` fuzz target compare the two on every input.
@@ -20,7 +20,7 @@ use crate::fields::{self, Field};
 use crate::limits::Limits;
 use crate::parse::{Head, Line};
 use crate::request::{Header, Method, Version};
-use crate::scan::{either_ows, not_value64, skip_path, skip_target, skip_tchar};
+use crate::scan::{ctl64, either_ows, skip_path, skip_target, skip_tchar};
 
 /// Scans a whole common head, or answers `None` (see the module docs).
 #[inline(always)]
@@ -210,8 +210,8 @@ fn request_line(buf: &[u8]) -> Option<(Line<'_>, usize)> {
     Some((line, i + 11))
 }
 
-/// Where each field line's value ends: the next byte at or after a position that no value
-/// may hold, from a bitmask of 64 bytes at a time that the lines in the block share.
+/// Where each field line's value ends: the next CTL or DEL at or after a position, from a
+/// bitmask of 64 bytes at a time that the lines in the block share.
 struct LineEnds<'b> {
     buf: &'b [u8],
     base: usize,
@@ -224,7 +224,7 @@ impl<'b> LineEnds<'b> {
         LineEnds {
             buf,
             base,
-            mask: not_value64(buf, base),
+            mask: ctl64(buf, base),
         }
     }
 
@@ -244,7 +244,7 @@ impl<'b> LineEnds<'b> {
                 return self.buf.len();
             }
             self.base += 64;
-            self.mask = not_value64(self.buf, self.base);
+            self.mask = ctl64(self.buf, self.base);
             pos = pos.max(self.base);
         }
     }
@@ -278,7 +278,7 @@ mod tests {
     /// kinds get the scanner's answer.
     #[test]
     fn common_heads_take_the_fast_path() {
-        let cases: [(&[u8], bool); 10] = [
+        let cases: [(&[u8], bool); 11] = [
             (COMMON, true),
             (b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", true),
             (
@@ -287,8 +287,13 @@ mod tests {
             ),
             (b"GET /json HTTP/1.0\r\n\r\n", true),
             (
-                b"GET /t HTTP/1.1\r\nHost: h\r\nUser-Agent: a\tb c \xfe\r\n\r\nGET /next",
+                b"GET /t HTTP/1.1\r\nHost: h\r\nUser-Agent: a b c \xfe\r\n\r\nGET /next",
                 true,
+            ),
+            // An HTAB inside a value: valid, but the scanner's (see `scan::ctl64`).
+            (
+                b"GET /t HTTP/1.1\r\nHost: h\r\nUser-Agent: a\tb c \xfe\r\n\r\nGET /next",
+                false,
             ),
             // A name that is not a token, OWS the scanner trims, an empty line first, HTTP/1.2,
             // a head not yet whole.
