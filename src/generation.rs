@@ -70,7 +70,13 @@ pub(crate) fn run(mut config: Config, router: Router, plan: &Plan) -> anyhow::Re
     let end = serve(&handle, &events, plan, generation, control.as_ref());
     let successor = match end {
         End::Upgraded(r, asked) => {
-            handle.shutdown();
+            if !handle.shutdown() {
+                eprintln!(
+                    "twelve serve: a worker of generation {generation} still accepted a second \
+                     after the stop; it may answer a connection or two before generation {} does",
+                    r.generation
+                );
+            }
             eprintln!(
                 "twelve serve: generation {} (pid {}) is ready; generation {generation} drains",
                 r.generation, r.pid

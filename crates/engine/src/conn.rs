@@ -386,12 +386,14 @@ impl Conn {
         ctx: &mut Ctx,
         counts: &mut BatchCounts<'_>,
     ) -> Parsed {
-        // Borrowed, not copied: a copy of the `Limits` cost 4 instructions a request.
+        // Borrowed, not copied: a copy of the `Limits` cost 5 instructions a request
+        // (bench/runs/2026-11-26-lazy-text).
         let limits = &ctx.limits;
         let room = headers.len();
         // The arms work on the parsed request in place, through a reference: binding it first
         // (`let req = match`) moved the whole `Request` out of the `Result` (21 instructions a
-        // request), and so did matching the `Result` by value (12).
+        // request), and so did matching the `Result` by value (12,
+        // bench/runs/2026-11-26-lazy-text).
         match &parse_request(buf, headers, limits) {
             Err(ParseError::TooManyHeaders) if room < MAX_HEADERS && limits.headers > room => {
                 Parsed::MoreHeaders

@@ -1,7 +1,7 @@
 //! `Server` and `ServerHandle`: create the listeners, start one pinned worker per CPU, and
 //! stop them gracefully.
 
-use crate::backend::worker::{AcceptCount, WorkerSetup};
+use crate::backend::worker::{AcceptToken, WorkerSetup};
 use crate::backend::{epoll, uring};
 use crate::config::{Backend, Config, Steer};
 use crate::conn::{Ctx, TimeoutsMs};
@@ -170,15 +170,18 @@ impl Server {
             Some(path) => add_metrics_route(router, path, &metrics),
             None => router,
         };
+        let (accepting, stopped_accepting) = std::sync::mpsc::channel();
         let shared = Shared {
             config: &config,
             stop: Arc::new(AtomicBool::new(false)),
-            accepting: Arc::default(),
+            accepting,
             router: Arc::new(router),
             metrics,
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let started = shared.spawn_workers(&cpus, listeners, io, tx)?;
+        // Only the workers' tokens may keep the channel open (see `AcceptToken`).
+        drop(shared.accepting);
         let handle = ServerHandle {
             backends: vec![io; cpus.len()],
             io_fallback,
@@ -187,7 +190,7 @@ impl Server {
             threads: started.threads,
             wakers: started.wakers,
             stop: shared.stop,
-            accepting: shared.accepting,
+            stopped_accepting: std::sync::Mutex::new(stopped_accepting),
             metrics: shared.metrics,
             held: std::sync::Mutex::new(held),
         };
@@ -255,7 +258,8 @@ struct Started {
 struct Shared<'a> {
     config: &'a Config,
     stop: Arc<AtomicBool>,
-    accepting: Arc<AcceptCount>,
+    /// Cloned into every worker's setup.
+    accepting: AcceptToken,
     router: Arc<Router>,
     metrics: Arc<ServerMetrics>,
 }
@@ -332,7 +336,7 @@ impl Shared<'_> {
             min_batch: config.min_batch.max(2),
             tls: config.tls.clone(),
             tls_listeners: config.tls_listen.clone(),
-            accepting: Some(self.accepting.hold()),
+            accepting: Some(self.accepting.clone()),
         }
     }
 }
@@ -517,8 +521,9 @@ pub struct ServerHandle {
     threads: Vec<JoinHandle<()>>,
     wakers: Vec<Arc<OwnedFd>>,
     stop: Arc<AtomicBool>,
-    /// How many workers still accept (see [`ServerHandle::shutdown`]).
-    accepting: Arc<AcceptCount>,
+    /// Disconnected once no worker accepts (see `AcceptToken`). In a mutex only because a
+    /// receiver is not `Sync`; only the handle's caller waits on it.
+    stopped_accepting: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
     metrics: Arc<ServerMetrics>,
     /// Duplicates of every worker's listeners, for [`ServerHandle::listener_dups`]; emptied by
     /// [`ServerHandle::shutdown`] so that the workers' close really closes the sockets.
@@ -568,14 +573,25 @@ impl ServerHandle {
     /// a second later): they answer what is in flight with `Connection: close`, close idle
     /// connections, and exit when none is left or `Config::drain_timeout` has passed. Calling
     /// it again does nothing more.
-    pub fn shutdown(&self) {
+    ///
+    /// Returns whether every worker had stopped accepting by then; `false` when one was still
+    /// busy after a second (a slow handler), and may take a connection or two more.
+    pub fn shutdown(&self) -> bool {
         // Drop our duplicates first: the workers' close must be the last one.
         self.held.lock().unwrap_or_else(|e| e.into_inner()).clear();
         stop_workers(&self.stop, &self.wakers);
         // Returns once no worker takes a new connection, so that a successor announced ready
         // after it gets every later one. Bounded: a worker busy in a slow handler stops
-        // accepting late, not never.
-        self.accepting.wait_none(STOP_ACCEPTING_WAIT);
+        // accepting late, not never. Nothing is ever sent: the wait ends when the last token
+        // is dropped (a second call finds the channel closed at once).
+        let rx = self
+            .stopped_accepting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        matches!(
+            rx.recv_timeout(STOP_ACCEPTING_WAIT),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+        )
     }
 
     /// [`ServerHandle::shutdown`] for good, when no successor takes the listeners over: new
@@ -585,7 +601,8 @@ impl ServerHandle {
     /// the listener is closed. Without the filter, about one stop in five under a client that
     /// reconnects at once reset one connection (tests/upgrade.rs). Never before an upgrade:
     /// the successor shares the sockets, filter included.
-    pub fn shutdown_final(&self) {
+    /// Returns what [`ServerHandle::shutdown`] returns.
+    pub fn shutdown_final(&self) -> bool {
         for fd in self
             .held
             .lock()
@@ -596,7 +613,7 @@ impl ServerHandle {
             // Best effort: without the filter the stop is what it was.
             let _ = twelve_sys::net::drop_connection_requests(fd.as_fd());
         }
-        self.shutdown();
+        self.shutdown()
     }
 
     /// Waits for every worker's readiness report; if one failed (or died before reporting),

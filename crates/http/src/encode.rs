@@ -210,7 +210,7 @@ impl HeadCache {
 
     /// Always inlined (into [`HeadCache::encode_fields`]): as a call of its own, its frame and
     /// the `Fields` passed through the stack cost 32 instructions a response in the engine
-    /// harness.
+    /// harness (bench/runs/2026-11-26-lazy-text).
     #[inline(always)]
     fn encode_at(&mut self, out: &mut Vec<u8>, head: &Fields<'_>, secs: u64) {
         let (content_type, length) = (head.content_type, head.length);

@@ -6,13 +6,13 @@
 //! other OWS, all within the limits. For such a head this pass finds the same lines, values
 //! and framing fields as the scanner, with fewer instructions: one look per line instead of
 //! a window and a limit check per step, and the line ends found from one 64-byte bitmask of
-//! the CTLs and DEL (CR, LF, and what no value may hold but HTAB), reused by every line
+//! CR, LF, HTAB and every other CTL, and DEL, reused by every line
 //! that starts in the block instead of a fresh scan per value (the simdjson idea of a
 //! structural bitmask, Langdale and Lemire, <https://arxiv.org/abs/1902.08318>).
 //!
 //! It answers `None` for anything else: leading empty lines, another version, OWS other than
-//! the one SP, obs-fold, a CTL (HTAB included) in a value, a limit reached, a head that has not fully
-//! arrived. The scanner then reads the head from the start and decides the error, the limit
+//! the one SP, obs-fold, a CTL (HTAB included) in a value, a limit reached, a head that has
+//! not fully arrived. The scanner then reads the head from the start and decides the error, the limit
 //! or `Partial` exactly as before, so the fast path changes no answer, only its cost: the
 //! tests below and the `parse_request` fuzz target compare the two on every input.
 
@@ -59,7 +59,8 @@ pub(crate) fn scan<'b>(
         if known.is_none() && (name_end == pos || !pair_at(buf, name_end, b": ")?) {
             return None;
         }
-        // The value runs to the first byte no value may hold; that must be the line's CRLF.
+        // The value runs to the first CTL or DEL; that must be the line's CRLF (an HTAB, which
+        // a value may hold, leaves the head to the scanner).
         let value_end = ends.next(value_at);
         if !pair_at(buf, value_end, b"\r\n")? {
             return None;

@@ -27,6 +27,19 @@ pub enum Method {
 }
 
 impl Method {
+    /// Every method, in declaration order.
+    pub const ALL: [Method; 9] = [
+        Method::Get,
+        Method::Head,
+        Method::Post,
+        Method::Put,
+        Method::Delete,
+        Method::Connect,
+        Method::Options,
+        Method::Trace,
+        Method::Patch,
+    ];
+
     /// The longest method this server knows (`CONNECT`, `OPTIONS`): a token that is longer is
     /// rejected as unknown before the rest of the line arrives.
     pub(crate) const MAX_LEN: usize = 7;
@@ -127,6 +140,8 @@ pub enum BodyFraming {
 pub struct Request<'h, 'b> {
     /// The method.
     pub method: Method,
+    // INVARIANT: `target`, `path`, `query` and `host` are ASCII (see the type's docs); the
+    // fuzzer's transcript asserts it for every head it accepts.
     pub(crate) target: &'b [u8],
     pub(crate) path: &'b [u8],
     pub(crate) query: Option<&'b [u8]>,
@@ -149,13 +164,13 @@ pub struct Request<'h, 'b> {
 impl<'b> Request<'_, 'b> {
     /// The request-target exactly as sent.
     pub fn target(&self) -> &'b str {
-        ascii(self.target)
+        to_text(self.target)
     }
 
     /// The path: the origin-form's path, the absolute-form's path (`/` if it had none), `*`
     /// for asterisk-form, or empty for CONNECT's authority-form.
     pub fn path(&self) -> &'b str {
-        ascii(self.path)
+        to_text(self.path)
     }
 
     /// [`Request::path`] as bytes, without making a `&str` of them (what a router compares).
@@ -165,7 +180,7 @@ impl<'b> Request<'_, 'b> {
 
     /// The query, without its `?`, if the target had one.
     pub fn query(&self) -> Option<&'b str> {
-        self.query.map(ascii)
+        self.query.map(to_text)
     }
 
     /// [`Request::query`] as bytes, without making a `&str` of them.
@@ -177,7 +192,7 @@ impl<'b> Request<'_, 'b> {
     /// field is then ignored, RFC 9112 §3.2.2), otherwise the Host field's value; `None` for
     /// an HTTP/1.0 request without Host.
     pub fn host(&self) -> Option<&'b str> {
-        self.host.map(ascii)
+        self.host.map(to_text)
     }
 
     /// The first header with this name (compared case-insensitively), if any.
@@ -192,7 +207,8 @@ impl<'b> Request<'_, 'b> {
 /// A part of the head the parser admitted only as ASCII (see [`Request`]), as `&str`. The
 /// check cannot fail for such bytes; the empty string stands for the impossible case rather
 /// than a panic.
-fn ascii(bytes: &[u8]) -> &str {
+fn to_text(bytes: &[u8]) -> &str {
+    debug_assert!(bytes.is_ascii(), "a request part not ASCII: {bytes:?}");
     std::str::from_utf8(bytes).unwrap_or_default()
 }
 

@@ -270,9 +270,9 @@ fn not_value32(chunk: [u8; 32]) -> u32 {
 /// One bit per byte of `buf[base..base + 64]` that is a CTL (HTAB included) or DEL: the CR
 /// and LF that end a line, a byte no line may hold, or an HTAB, which a value may hold but the
 /// fast path (crate::fast) leaves to the scanner. Not telling HTAB apart takes two of the six
-/// vector operations per 32 bytes (8 instructions a request in the engine harness). Past the
-/// end of `buf` the block reads NUL, which is flagged, so a line never seems to end beyond the
-/// bytes that arrived.
+/// vector operations per 32 bytes (10 instructions a request in the engine harness,
+/// bench/runs/2026-11-26-lazy-text). Past the end of `buf` the block reads NUL, which is
+/// flagged, so a line never seems to end beyond the bytes that arrived.
 #[inline(always)]
 pub(crate) fn ctl64(buf: &[u8], base: usize) -> u64 {
     let block = match buf.get(base..).and_then(|rest| rest.first_chunk::<64>()) {
