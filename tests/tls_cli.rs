@@ -176,6 +176,40 @@ fn close_makes_a_handshake_per_request_and_shows_its_phase() {
     );
 }
 
+/// More connections at once than rustls's own session cache keeps tickets for one server (8):
+/// every reconnection still resumes, so only the first wave of handshakes is full (its
+/// connections start before any ticket but the preflight's arrived).
+#[test]
+fn close_resumes_every_reconnection_beyond_eight_connections() {
+    let pki = Pki::new("cli-resume-wide");
+    let s = serve(&pki);
+    let ca = pki.ca_pem.to_str().unwrap();
+    let url = s.url("localhost", "/json");
+    let counts = || {
+        let m = https_get(s.addr, &pki.ca_pem, "/metrics").unwrap();
+        let n = |name| metric(&m, name);
+        (
+            n("twelve_tls_handshakes_total"),
+            n("twelve_tls_resumed_total"),
+        )
+    };
+    let (h0, r0) = counts();
+    let args = [
+        "-n", "400", "-c", "64", "--close", "--cacert", ca, "--json", &url,
+    ];
+    let out = bench(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (h1, r1) = counts();
+    // The run's handshakes: 400 connections, its preflight, and the second /metrics fetch.
+    let (handshakes, resumed) = (h1 - h0, r1 - r0);
+    assert_eq!(handshakes, 402);
+    let full = handshakes - resumed;
+    assert!(
+        full <= 64 + 2,
+        "{full} of {handshakes} handshakes were full"
+    );
+}
+
 fn refused(leaf: Leaf, tag: &str, host: &str, want: &str) {
     let pki = Pki::with(tag, leaf);
     let s = serve(&pki);

@@ -3,6 +3,7 @@
 //! session resumption on reconnect unless turned off.
 
 use crate::server::read_certs;
+use crate::tickets::Tickets;
 use crate::{ALPN_HTTP11, Session, TlsError, client_provider};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ClientConfig, ClientConnection, Resumption};
@@ -74,9 +75,12 @@ impl ClientTls {
                 .with_no_client_auth()
         };
         config.alpn_protocols = vec![ALPN_HTTP11.to_vec()];
-        if !opts.resume {
-            config.resumption = Resumption::disabled();
-        }
+        config.resumption = if opts.resume {
+            // Every ticket kept, not rustls's 8 per server (see `Tickets`).
+            Resumption::store(Arc::new(Tickets::default()))
+        } else {
+            Resumption::disabled()
+        };
         let trust = match (&opts.insecure, &opts.cacert) {
             (true, _) => {
                 "INSECURE: the server's certificate is NOT verified (--insecure)".to_owned()

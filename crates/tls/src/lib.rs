@@ -17,6 +17,7 @@ mod server;
 mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod tickets;
 
 pub use client::{ClientOptions, ClientTls, TlsVersion};
 pub use error::{Failure, TlsError};
