@@ -17,11 +17,19 @@
 //! bench/client.sh measures).
 //!
 //! The cost is measurement delay: a response that arrives during a nap is read up to one nap
-//! later. `auto` therefore naps at most 1% of the connection latency measured so far (a running
-//! mean), never more than 20 µs, and not at all when that would be under 2 µs: at `-c1`
-//! against a 30 µs round trip it never naps. A poll that found many events never naps (the
-//! client is busy, and the server is not waiting on it), and the open model never naps past
-//! its next due request.
+//! later. `auto` therefore asks for a nap of at most 1% of the connection latency measured so
+//! far (a running mean), never more than 20 µs, and none when that would be under 2 µs: at
+//! `-c1` against a 30 µs round trip it never naps. A poll that found many events never naps
+//! (the client is busy, and the server is not waiting on it), and the open model never naps
+//! past its next due request.
+//!
+//! The kernel may sleep longer than asked. On the 2-vCPU Firecracker VM twelve is measured on,
+//! a 1 µs `clock_nanosleep` took 14.6 µs and a 5 µs one 20 µs, each costing 14 to 20 µs of
+//! CPU whatever its length (bench/runs/2026-11-26-tls-client-profile, "micro/nap"): there the
+//! delay `auto` adds can reach four times the 1% it asks for, and against a TLS server that is
+//! the limit its naps were a third of the client's CPU. Reading the kernel's receive
+//! timestamps (`SO_TIMESTAMPING`) instead of the time of the read would take the delay out of
+//! the latency, whatever the nap; that is not built yet.
 
 use std::time::Duration;
 
