@@ -15,7 +15,7 @@
 
 use super::slab::Slab;
 use super::timers::{self, Timers};
-use super::tls::TlsIo;
+use super::tls::{self, TlsIo};
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Received, Sent, Socket, Verdict, after_recv, after_send, pump, reads_first};
 use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
@@ -50,6 +50,8 @@ struct Live {
     conn: Conn,
     /// The TLS session between the socket and `conn`, on a TLS listener.
     tls: Option<Box<Session>>,
+    /// When the ciphertext `tls` holds last moved (see [`tls::held_since`]).
+    held_since_ms: u64,
 }
 
 impl Tracked for Live {
@@ -60,11 +62,15 @@ impl Tracked for Live {
 
     #[inline]
     fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)> {
-        self.conn.deadline(t)
+        match &self.tls {
+            None => self.conn.deadline(t),
+            Some(session) => tls::deadline(&self.conn, session, self.held_since_ms, t),
+        }
     }
 
+    /// Ciphertext still held is output the drain must not close the connection under.
     fn at_rest(&self) -> bool {
-        true
+        self.tls.as_ref().is_none_or(|s| s.pending_out() == 0)
     }
 }
 
@@ -339,8 +345,11 @@ impl Worker {
             ),
             Some(session) => {
                 let m = self.all_metrics.worker(ctx.me);
+                let held = session.pending_out();
                 let mut io = TlsIo::new(session, socket, &mut self.tls_scratch, m);
                 let verdict = pump(&mut live.conn, &mut io, readable, now, ctx);
+                let after = session.pending_out();
+                live.held_since_ms = tls::held_since(live.held_since_ms, held, after, now);
                 let failed = tls_books(&mut live.conn, session, verdict, now, m);
                 (verdict, failed)
             }
@@ -442,7 +451,12 @@ impl Worker {
             Some(_) => Conn::new_tls(now),
             None => Conn::new(now),
         };
-        let token = self.slab.insert(Live { fd, conn, tls });
+        let token = self.slab.insert(Live {
+            fd,
+            conn,
+            tls,
+            held_since_ms: now,
+        });
         let live = self.slab.get(token).expect("just inserted");
         let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
         if epoll::add(&self.epoll, &live.fd, EventData::new_u64(token), flags).is_err() {

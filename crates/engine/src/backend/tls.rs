@@ -13,7 +13,8 @@
 //! [`pump`]: super::pump
 
 use super::Io;
-use crate::metrics::WorkerMetrics;
+use crate::conn::{Conn, TimeoutsMs};
+use crate::metrics::{TimeoutKind, WorkerMetrics};
 use rustix::io::Errno;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -35,6 +36,37 @@ Content-Length: 46\r\nConnection: close\r\n\r\nThe plain HTTP request was sent t
 /// The errno a failed session reports to `pump` (any error other than EINTR/EAGAIN closes
 /// the connection); the failure's kind stays in the session for the worker to count.
 const FAILED: Errno = Errno::PROTO;
+
+/// A TLS connection's deadline: `conn`'s own, except while `session` holds ciphertext the
+/// socket has not taken. `Conn` handed those bytes over and may be idle, but the connection is
+/// still sending: the send timeout runs on them, from `held_since_ms` (see [`held_since`]).
+/// Under `Conn`'s keep-alive deadline instead, a client that read a large file slowly lost
+/// its last record when the idle timer closed the connection (tests/tls.rs,
+/// `a_static_file_larger_than_the_socket_buffers_arrives_whole`, under load).
+pub(crate) fn deadline(
+    conn: &Conn,
+    session: &Session,
+    held_since_ms: u64,
+    t: &TimeoutsMs,
+) -> Option<(u64, TimeoutKind)> {
+    let own = conn.deadline(t)?;
+    if session.pending_out() == 0 || own.1 == TimeoutKind::Send {
+        return Some(own);
+    }
+    Some((held_since_ms.saturating_add(t.send), TimeoutKind::Send))
+}
+
+/// When the ciphertext a session holds last moved, after a run of `pump` at `now_ms` that
+/// found `before` bytes held and left `after`: a change (bytes went to the socket, or
+/// plaintext came in, as `Conn`'s own send timer counts a hand-over) is progress; the same
+/// amount still held is none.
+pub(crate) fn held_since(since_ms: u64, before: usize, after: usize, now_ms: u64) -> u64 {
+    if after > 0 && after != before {
+        now_ms
+    } else {
+        since_ms
+    }
+}
 
 /// A connection's TLS session around the socket (or a test's fake), for one run of `pump`.
 pub(crate) struct TlsIo<'a, I: Io> {

@@ -181,6 +181,55 @@ fn short_sends_and_eagain_resume_on_the_writable_event() {
     assert_eq!(responses(&r.client_reads().unwrap()), 3);
 }
 
+/// Ciphertext the socket has not taken keeps a connection on its send timeout, though `Conn`,
+/// which handed the response over, is idle and would have it on keep-alive; once sent, the
+/// deadline is `Conn`'s again.
+#[test]
+fn ciphertext_held_back_keeps_the_send_timeout() {
+    use crate::metrics::TimeoutKind::{KeepAlive, Send};
+    let mut r = Rig::new("held");
+    r.handshake_with(b"");
+    r.client.write_plain(GET);
+    r.wire.send.push_back(Ok(7));
+    r.wire.send.push_back(Err(Errno::AGAIN));
+    assert_eq!(r.run(true), Verdict::Open);
+    // As the epoll worker's books do after a run that finished the handshake.
+    r.conn.handshake_done(0);
+    let t = r.ctx.timeouts;
+    assert!(r.server.pending_out() > 0, "the response is held");
+    assert_eq!(r.conn.deadline(&t).map(|d| d.1), Some(KeepAlive));
+    assert_eq!(
+        deadline(&r.conn, &r.server, 40, &t),
+        Some((40 + t.send, Send))
+    );
+    // EPOLLOUT: the rest goes out, and the connection is idle.
+    assert_eq!(r.run(false), Verdict::Open);
+    assert_eq!(r.server.pending_out(), 0);
+    assert_eq!(deadline(&r.conn, &r.server, 40, &t), r.conn.deadline(&t));
+    assert_eq!(responses(&r.client_reads().unwrap()), 1);
+}
+
+/// What counts as progress of held ciphertext: any change of the amount held.
+#[test]
+fn held_ciphertext_progress() {
+    // (since, before, after, now) -> since
+    let cases = [
+        ((5, 0, 0, 9), 5),     // nothing held
+        ((5, 0, 100, 9), 9),   // a backlog begins
+        ((5, 100, 100, 9), 5), // stuck
+        ((5, 100, 60, 9), 9),  // some went out
+        ((5, 100, 160, 9), 9), // more plaintext handed over
+        ((5, 100, 0, 9), 5),   // all sent: the deadline is `Conn`'s
+    ];
+    for ((since, before, after, now), want) in cases {
+        assert_eq!(
+            held_since(since, before, after, now),
+            want,
+            "{before} -> {after}"
+        );
+    }
+}
+
 #[test]
 fn one_byte_sends_deliver_everything_in_order() {
     let mut r = Rig::new("onebyte");
