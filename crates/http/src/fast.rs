@@ -6,15 +6,15 @@
 //! other OWS, all within the limits. For such a head this pass finds the same lines, values
 //! and framing fields as the scanner, with fewer instructions: one look per line instead of
 //! a window and a limit check per step, and the line ends found from one 64-byte bitmask of
-//! CR, LF, HTAB and every other CTL, and DEL, reused by every line
-//! that starts in the block instead of a fresh scan per value (the simdjson idea of a
-//! structural bitmask, Langdale and Lemire, <https://arxiv.org/abs/1902.08318>).
+//! CR, LF, HTAB and every other CTL, and DEL, reused by every line that starts in the block
+//! instead of a fresh scan per value (the simdjson idea of a structural bitmask, Langdale and
+//! Lemire, <https://arxiv.org/abs/1902.08318>).
 //!
 //! It answers `None` for anything else: leading empty lines, another version, OWS other than
 //! the one SP, obs-fold, a CTL (HTAB included) in a value, a limit reached, a head that has
-//! not fully arrived. The scanner then reads the head from the start and decides the error, the limit
-//! or `Partial` exactly as before, so the fast path changes no answer, only its cost: the
-//! tests below and the `parse_request` fuzz target compare the two on every input.
+//! not fully arrived. The scanner then reads the head from the start and decides the error,
+//! the limit or `Partial` exactly as before, so the fast path changes no answer, only its
+//! cost: the tests below and the `parse_request` fuzz target compare the two on every input.
 
 use crate::fields::{self, Field};
 use crate::limits::Limits;

@@ -49,6 +49,11 @@ impl Flags {
     }
 
     #[inline(always)]
+    fn set(&mut self, bit: u8) {
+        self.0 |= bit;
+    }
+
+    #[inline(always)]
     fn set_if(&mut self, bit: u8, on: bool) {
         self.0 |= if on { bit } else { 0 };
     }
@@ -136,7 +141,7 @@ impl<'b> Reader<'b> {
     fn connection(&mut self, value: &[u8]) {
         // The common values first, without splitting the list.
         if eq_lower(value, b"keep-alive") {
-            self.flags.set_if(Flags::KEEP_ALIVE, true);
+            self.flags.set(Flags::KEEP_ALIVE);
             return;
         }
         for option in value.split(|&b| b == b',') {
@@ -261,7 +266,7 @@ pub(crate) fn parse_content_length(value: &[u8]) -> Option<u64> {
 /// Reads one Transfer-Encoding line into `flags`: `#transfer-coding`, `transfer-coding = token
 /// *( OWS ";" OWS transfer-parameter )` (RFC 9110 §10.1.4).
 fn add_coding_line(flags: &mut Flags, value: &[u8]) -> Result<(), ParseError> {
-    flags.set_if(Flags::TE_PRESENT, true);
+    flags.set(Flags::TE_PRESENT);
     for element in value.split(|&b| b == b',') {
         // Project choice: an empty list element (`, chunked`) is an error, not ignored
         // (RFC 9110 §5.6.1 would ignore it): every TE oddity is a smuggling suspect.
@@ -286,10 +291,10 @@ fn add_coding_line(flags: &mut Flags, value: &[u8]) -> Result<(), ParseError> {
                 // §7: chunked has no parameters; SHOULD treat them as an error.
                 return Err(ParseError::ChunkedWithParameters);
             }
-            flags.set_if(Flags::TE_CHUNKED, true);
+            flags.set(Flags::TE_CHUNKED);
         } else {
             // gzip, identity, x-chunked, ...: we decode none of them (§6.1: 501 SHOULD).
-            flags.set_if(Flags::TE_UNKNOWN, true);
+            flags.set(Flags::TE_UNKNOWN);
         }
     }
     Ok(())

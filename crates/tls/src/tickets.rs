@@ -35,7 +35,7 @@ pub(crate) struct Tickets(Mutex<Servers<Entry>>);
 struct Entry {
     kx_hint: Option<NamedGroup>,
     tls12: Option<Tls12ClientSessionValue>,
-    tls13: Ring<Tls13ClientSessionValue>,
+    tls13: Stack<Tls13ClientSessionValue>,
 }
 
 /// Entries by server name, at most [`SERVERS`], in the order they were first stored. A
@@ -81,12 +81,12 @@ impl<T: Default> Servers<T> {
 /// A bounded stack of tickets: the newest is taken first (the freshest, furthest from its
 /// lifetime's end), the oldest dropped when full.
 #[derive(Debug)]
-struct Ring<T> {
+struct Stack<T> {
     items: VecDeque<T>,
     max: usize,
 }
 
-impl<T> Default for Ring<T> {
+impl<T> Default for Stack<T> {
     fn default() -> Self {
         Self {
             items: VecDeque::new(),
@@ -95,7 +95,7 @@ impl<T> Default for Ring<T> {
     }
 }
 
-impl<T> Ring<T> {
+impl<T> Stack<T> {
     fn push(&mut self, item: T) {
         if self.items.len() == self.max {
             self.items.pop_front();
@@ -162,7 +162,7 @@ mod tests {
     /// the oldest are gone.
     #[test]
     fn ring_keeps_up_to_its_bound_newest_first() {
-        let mut r = Ring {
+        let mut r = Stack {
             items: VecDeque::new(),
             max: 100,
         };
