@@ -8,6 +8,7 @@ pub mod epoll;
 pub mod inherit;
 pub mod net;
 pub mod ring;
+pub mod stamp;
 pub mod uring;
 
 pub use cpus::{CpuList, CpuListError};

@@ -46,13 +46,24 @@ pub struct OpId(u64);
 #[derive(Debug, PartialEq, Eq)]
 pub struct RecvBuf {
     bid: u16,
+    /// Where the payload starts: after the `io_uring_recvmsg_out` header and control space of
+    /// a [`Ring::recv_msg_multi`] buffer, 0 otherwise.
+    start: u16,
     len: u32,
+    /// The kernel's receive stamp of these bytes (CLOCK_REALTIME ns; see [`crate::stamp`]).
+    stamp: Option<u64>,
 }
 
 impl RecvBuf {
     /// Bytes received into it.
     pub fn len(&self) -> usize {
         self.len as usize
+    }
+
+    /// When the kernel received these bytes (CLOCK_REALTIME ns), where the receive asked for
+    /// stamps and the kernel gave one.
+    pub fn stamp(&self) -> Option<u64> {
+        self.stamp
     }
 
     /// Whether it holds no byte (never the case for a completion: 0 bytes is EOF).
@@ -90,6 +101,8 @@ pub struct Completion {
 enum Pending {
     Accept,
     Recv,
+    /// A multishot `recvmsg`: each buffer starts with its header and control messages.
+    RecvMsg,
     /// INVARIANT: the kernel may read this buffer's heap bytes until the completion arrives;
     /// it is neither dropped nor touched until then.
     Send(Vec<u8>),
@@ -208,7 +221,23 @@ pub struct Ring {
     inflight: usize,
     /// Completions reaped but not yet returned, in order.
     cqes: Vec<cqueue::Entry>,
+    /// The header every [`Ring::recv_msg_multi`] points at: no name, room for the stamp's
+    /// control message. INVARIANT: never moved or changed while the ring lives (the kernel
+    /// reads it when it arms each receive).
+    msg: Box<MsgHdr>,
 }
+
+/// A `msghdr` the ring owns; only its lengths matter to a multishot `recvmsg`.
+struct MsgHdr(libc::msghdr);
+
+// SAFETY: the header's pointers are all null (no name, iovec or control pointer: a multishot
+// recvmsg takes only the lengths and writes into provided buffers), so nothing it points at
+// could be shared across threads.
+unsafe impl Send for MsgHdr {}
+
+/// The bytes a multishot `recvmsg` puts before the payload in each buffer: the
+/// `io_uring_recvmsg_out` header (4 × u32), no name, then the control space.
+const RECVMSG_HEAD: usize = 16 + crate::stamp::CONTROL_SPACE;
 
 impl std::fmt::Debug for Ring {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -277,6 +306,12 @@ impl Ring {
             free: Vec::new(),
             inflight: 0,
             cqes: Vec::new(),
+            msg: Box::new(MsgHdr({
+                // SAFETY: an all-zero msghdr is a valid value (null pointers, zero lengths).
+                let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+                m.msg_controllen = crate::stamp::CONTROL_SPACE;
+                m
+            })),
         };
         // SAFETY: the descriptor array is page-aligned with `bufs` entries and stays allocated
         // until `Drop for Ring` has unregistered it (INVARIANT on `BufRing::ring`).
@@ -377,6 +412,23 @@ impl Ring {
             .user_data(ud);
         // SAFETY: the kernel writes only into buffers of the ring's buffer group, which the
         // ring owns until drop (INVARIANT on `BufRing`).
+        unsafe { self.push(entry) };
+        OpId(ud)
+    }
+
+    /// Arms a multishot `recvmsg` on `fd` into the provided buffers: as [`Ring::recv_multi`],
+    /// and each [`RecvBuf`] also carries the kernel's receive stamp when the socket has them
+    /// on ([`crate::stamp::enable`]). Needs buffers larger than the 80 bytes of header and
+    /// control space each one then starts with.
+    pub fn recv_msg_multi(&mut self, fd: BorrowedFd<'_>, tag: u64) -> OpId {
+        let ud = self.slot(tag, Pending::RecvMsg);
+        let msg = std::ptr::from_ref(&self.msg.0);
+        let entry = opcode::RecvMsgMulti::new(types::Fd(fd.as_raw_fd()), msg, BGID)
+            .build()
+            .user_data(ud);
+        // SAFETY: the kernel writes only into buffers of the ring's buffer group, which the
+        // ring owns until drop (INVARIANT on `BufRing`), and reads the header, which lives
+        // unchanged as long as the ring (INVARIANT on `Ring::msg`).
         unsafe { self.push(entry) };
         OpId(ud)
     }
@@ -532,6 +584,7 @@ impl Ring {
             match &slot.pending {
                 Some(Pending::Accept) => Pending::Accept,
                 Some(Pending::Recv) => Pending::Recv,
+                Some(Pending::RecvMsg) => Pending::RecvMsg,
                 Some(Pending::Poll) => Pending::Poll,
                 // Only multishot operations post more than one completion.
                 _ => Pending::Cancel,
@@ -549,7 +602,8 @@ impl Ring {
             // SAFETY: a successful accept completion's result is a new descriptor that nothing
             // else owns (no fixed-file slot was requested).
             Pending::Accept => Event::Accept(Ok(unsafe { OwnedFd::from_raw_fd(res) })),
-            Pending::Recv => Event::Recv(self.received(res, cqe.flags())),
+            Pending::Recv => Event::Recv(self.received(res, cqe.flags(), false)),
+            Pending::RecvMsg => Event::Recv(self.received(res, cqe.flags(), true)),
             Pending::Send(buf) if res < 0 => Event::Send(Err(err()), buf),
             Pending::Send(buf) => Event::Send(Ok(res as usize), buf),
             Pending::Poll if res < 0 => Event::Poll(Err(err())),
@@ -558,7 +612,7 @@ impl Ring {
         Some(Completion { tag, more, event })
     }
 
-    fn received(&mut self, res: i32, flags: u32) -> Result<Option<RecvBuf>, Errno> {
+    fn received(&mut self, res: i32, flags: u32, msg: bool) -> Result<Option<RecvBuf>, Errno> {
         let buf = cqueue::buffer_select(flags);
         if res < 0 {
             return Err(Errno::from_raw_os_error(-res));
@@ -583,17 +637,42 @@ impl Ring {
             self.bufs.publish();
             return Ok(None);
         }
-        Ok(Some(RecvBuf {
+        let mut buf = RecvBuf {
             bid,
+            start: 0,
             len: res as u32,
-        }))
+            stamp: None,
+        };
+        if msg {
+            // The buffer is `io_uring_recvmsg_out` (namelen, controllen, payloadlen, flags),
+            // the control space, then the payload (io_uring_prep_recvmsg_multishot(3)).
+            let head = self.bytes(&buf);
+            let word =
+                |k: usize| u32::from_ne_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
+            if head.len() < RECVMSG_HEAD {
+                eprintln!("twelve-sys: io_uring recvmsg buffer without its header");
+                std::process::abort();
+            }
+            let control = (word(4) as usize).min(crate::stamp::CONTROL_SPACE);
+            buf.stamp = crate::stamp::parse(&head[16..16 + control]);
+            let payload = word(8) as usize;
+            buf.start = RECVMSG_HEAD as u16;
+            buf.len = (payload as u32).min(res as u32 - RECVMSG_HEAD as u32);
+            if buf.len == 0 {
+                // EOF on a multishot recvmsg still takes a buffer with an empty payload.
+                self.bufs.push(bid);
+                self.bufs.publish();
+                return Ok(None);
+            }
+        }
+        Ok(Some(buf))
     }
 
     /// The bytes of a received buffer.
     pub fn bytes(&self, buf: &RecvBuf) -> &[u8] {
-        let start = usize::from(buf.bid) * self.bufs.size as usize;
+        let start = usize::from(buf.bid) * self.bufs.size as usize + usize::from(buf.start);
         // SAFETY: `buf` was handed out by `received`, which checked `bid < entries` and
-        // `len <= size`; the kernel does not write to a handed-out buffer until it is
+        // `start + len <= size` (the completion's length, at most `size`, covers both); the kernel does not write to a handed-out buffer until it is
         // recycled, which consumes the `RecvBuf` and needs `&mut self`, so this borrow ends
         // first. The kernel wrote these `len` bytes before posting the completion.
         unsafe { std::slice::from_raw_parts(self.bufs.data.as_ptr().add(start), buf.len()) }

@@ -202,3 +202,41 @@ fn an_empty_buffer_ring_ends_multishot_recv_with_enobufs() {
         r.recycle(b);
     }
 }
+
+#[test]
+fn multishot_recvmsg_hands_out_the_payload_with_its_receive_stamp_then_eof() {
+    let Some(_) = ring() else { return };
+    // Buffers must hold the header and control space before the payload.
+    let mut r = Ring::new(16, 8, 256).unwrap();
+    let (mut a, b) = tcp_pair();
+    crate::stamp::enable(b.as_fd()).unwrap();
+    r.recv_msg_multi(b.as_fd(), 5);
+    // Stamping is switched on through a work queue: the first reads may come unstamped.
+    let mut stamped = None;
+    for k in 0..10_000u32 {
+        let before = crate::stamp::realtime_ns();
+        let sent = k.to_ne_bytes();
+        a.write_all(&sent).unwrap();
+        let got = wait_for(&mut r, 1);
+        let c = got.into_iter().next().expect("a completion");
+        assert_eq!(c.tag, 5);
+        assert!(c.more);
+        let Event::Recv(Ok(Some(buf))) = c.event else {
+            panic!("{:?}", c.event)
+        };
+        assert_eq!(r.bytes(&buf), sent);
+        let stamp = buf.stamp();
+        r.recycle(buf);
+        if let Some(s) = stamp {
+            stamped = Some((before, s, crate::stamp::realtime_ns()));
+            break;
+        }
+    }
+    let (before, stamp, after) = stamped.expect("a stamped receive within 10,000");
+    assert!((before..=after).contains(&stamp), "{before} <= {stamp} <= {after}");
+    drop(a);
+    let got = wait_for(&mut r, 1);
+    assert!(!got[0].more);
+    assert!(matches!(got[0].event, Event::Recv(Ok(None))), "{:?}", got[0].event);
+    assert_eq!(r.inflight(), 0);
+}
