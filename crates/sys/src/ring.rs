@@ -287,6 +287,7 @@ impl Ring {
         let needed = [
             opcode::AcceptMulti::CODE,
             opcode::RecvMulti::CODE,
+            opcode::RecvMsgMulti::CODE,
             opcode::Send::CODE,
             opcode::PollAdd::CODE,
             opcode::AsyncCancel2::CODE,
@@ -516,6 +517,10 @@ impl Ring {
     /// Submits what is queued without waiting for any completion (before a nap of
     /// `--coalesce`, so that the turn's sends leave first).
     pub fn submit(&mut self) -> io::Result<()> {
+        // Nothing queued, nothing to enter for: without GETEVENTS the call would do nothing.
+        if self.ring.submission().is_empty() {
+            return Ok(());
+        }
         self.enter(0, None)
     }
 

@@ -233,10 +233,17 @@ fn multishot_recvmsg_hands_out_the_payload_with_its_receive_stamp_then_eof() {
         }
     }
     let (before, stamp, after) = stamped.expect("a stamped receive within 10,000");
-    assert!((before..=after).contains(&stamp), "{before} <= {stamp} <= {after}");
+    assert!(
+        (before..=after).contains(&stamp),
+        "{before} <= {stamp} <= {after}"
+    );
     drop(a);
     let got = wait_for(&mut r, 1);
     assert!(!got[0].more);
-    assert!(matches!(got[0].event, Event::Recv(Ok(None))), "{:?}", got[0].event);
+    assert!(
+        matches!(got[0].event, Event::Recv(Ok(None))),
+        "{:?}",
+        got[0].event
+    );
     assert_eq!(r.inflight(), 0);
 }
