@@ -76,6 +76,11 @@ pub struct LoadArgs {
     /// as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
+    /// When a response counts as received: kernel (the kernel's receive timestamp,
+    /// SO_TIMESTAMPNS, so a read that comes late, after a nap or behind other connections'
+    /// work, adds nothing to the latency) or read (when the client read it, as wrk does).
+    #[arg(long, value_name = "kernel|read", default_value = "kernel", value_parser = ["kernel", "read"])]
+    pub rx_time: String,
     /// Socket engine: epoll (readiness; a send and a recv per request window), uring
     /// (io_uring completions: one io_uring_enter per loop turn for all its sends and receives),
     /// or auto (uring where the kernel allows it, else epoll, saying why). auto is the default:
@@ -164,6 +169,10 @@ impl LoadArgs {
         c.timeout = parse_duration(&self.timeout).context("--timeout")?;
         c.connect_timeout = parse_duration(&self.connect_timeout).context("--connect-timeout")?;
         c.coalesce = self.coalesce;
+        c.rx_time = match self.rx_time.as_str() {
+            "read" => twelve_load::RxTime::Read,
+            _ => twelve_load::RxTime::Kernel,
+        };
         c.io = self.client_io()?;
         if let Some(text) = &self.source {
             c.sources = twelve_load::parse_sources(text)?;

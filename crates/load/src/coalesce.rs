@@ -16,20 +16,30 @@
 //! client's CPU per request fell from 5.8 to 4.8 µs (`auto` and `SMALL_BATCH` below are what
 //! bench/client.sh measures).
 //!
-//! The cost is measurement delay: a response that arrives during a nap is read up to one nap
-//! later. `auto` therefore asks for a nap of at most 1% of the connection latency measured so
-//! far (a running mean), never more than 20 µs, and none when that would be under 2 µs: at
-//! `-c1` against a 30 µs round trip it never naps. A poll that found many events never naps
-//! (the client is busy, and the server is not waiting on it), and the open model never naps
-//! past its next due request.
+//! A nap has two costs. The first is measurement delay: a response that arrives during a nap
+//! is read up to one nap later. With `--rx-time kernel` (the default) that delay is gone: the
+//! response is booked at the kernel's receive stamp, whenever it is read. The second is load:
+//! in the closed model a connection whose response waits out the nap sends its next request
+//! that much later. That costs nothing while the server still has a queue of other requests
+//! to work through, and up to the nap's share of a round trip when it has none (`-c1`).
+//!
+//! `auto` therefore naps only on the queue it can see. The latency of a request above the
+//! fastest one seen (the floor: the round trip with no queue) is time it waited behind others,
+//! so the mean of that excess is how long the server's queue lasts. With kernel stamps `auto`
+//! naps a quarter of that queue time, at most a tenth of the mean latency and at most 50 µs;
+//! with `--rx-time read`, where every nap still adds to the latency it measures, at most 1% of
+//! the mean latency and 20 µs. It never naps under 2 µs, so at `-c1` against a 30 µs round
+//! trip (no queue) it never naps. A poll that found many events never naps (the client is
+//! busy, and the server is not waiting on it), and the open model never naps past its next due
+//! request.
 //!
 //! The kernel may sleep longer than asked. On the 2-vCPU Firecracker VM twelve is measured on,
 //! a 1 µs `clock_nanosleep` took 14.6 µs and a 5 µs one 20 µs, each costing 14 to 20 µs of
 //! CPU whatever its length (bench/runs/2026-11-26-tls-client-profile, "micro/nap"): there the
 //! delay `auto` adds can reach four times the 1% it asks for, and against a TLS server that is
-//! the limit its naps were a third of the client's CPU. Reading the kernel's receive
-//! timestamps (`SO_TIMESTAMPING`) instead of the time of the read would take the delay out of
-//! the latency, whatever the nap; that is not built yet.
+//! the limit its naps were a third of the client's CPU. Longer, rarer naps cost less: with
+//! 50 µs naps the client's CPU per request fell to 0.71 × wrk's there, which the kernel's
+//! receive stamps now allow without adding the naps to the latency.
 
 use std::time::Duration;
 
@@ -39,10 +49,21 @@ use std::time::Duration;
 /// 4.94 µs, with req/s within 2% of wrk's either way; a client-bound run polls far more events
 /// than this and never naps.
 pub(crate) const SMALL_BATCH: usize = 16;
-/// `auto` naps at most 1/AUTO_SHARE of the mean latency.
+/// `auto` naps at most 1/AUTO_SHARE of the mean latency when naps add to the latency
+/// (`--rx-time read`).
 const AUTO_SHARE: u64 = 100;
-/// `auto` never naps longer than this.
+/// `auto` never naps longer than this when naps add to the latency.
 const AUTO_MAX_NS: u64 = 20_000;
+/// With kernel receive stamps: at most 1/QUEUE_SHARE of the mean queue time (latency above
+/// the floor), so the server still has three quarters of its queue to work through when the
+/// nap ends...
+const QUEUE_SHARE: u64 = 4;
+/// ... at most 1/STAMPED_SHARE of the mean latency, which bounds what a nap can cost a run
+/// whose latency spread is not a queue ...
+const STAMPED_SHARE: u64 = 10;
+/// ... and never longer than this: the nap that measured 0.71 × wrk's client CPU per request
+/// (bench/runs/2026-11-26-tls-client-profile).
+const STAMPED_MAX_NS: u64 = 50_000;
 /// `auto` does not bother with naps shorter than this (a wake-up costs about as much).
 const AUTO_MIN_NS: u64 = 2_000;
 
@@ -53,7 +74,7 @@ const MAX_FIXED: Duration = Duration::from_millis(10);
 /// How a worker waits after a small batch of responses (`--coalesce`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Coalesce {
-    /// Nap up to 1% of the mean latency, at most 20 µs (see the module documentation).
+    /// Nap on the server's queue (see the module documentation).
     #[default]
     Auto,
     /// Always block in `epoll_wait` (the behaviour of wrk and of twelve before `--coalesce`).
@@ -83,9 +104,9 @@ impl Coalesce {
         }
     }
 
-    /// The nap, in ns, after a poll that returned `polled` events, given the running mean
-    /// latency; 0 for none.
-    pub(crate) fn nap_ns(self, polled: usize, mean_latency_ns: u64) -> u64 {
+    /// The nap, in ns, after a poll that returned `polled` events, given the latency so far
+    /// and whether responses are booked at their kernel receive stamps; 0 for none.
+    pub(crate) fn nap_ns(self, polled: usize, latency: MeanLatency, stamped: bool) -> u64 {
         if polled == 0 || polled >= SMALL_BATCH {
             return 0;
         }
@@ -93,7 +114,15 @@ impl Coalesce {
             Coalesce::Off => 0,
             Coalesce::Fixed(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
             Coalesce::Auto => {
-                let nap = (mean_latency_ns / AUTO_SHARE).min(AUTO_MAX_NS);
+                let mean = latency.get();
+                let nap = if stamped {
+                    let queue = mean.saturating_sub(latency.floor());
+                    (queue / QUEUE_SHARE)
+                        .min(mean / STAMPED_SHARE)
+                        .min(STAMPED_MAX_NS)
+                } else {
+                    (mean / AUTO_SHARE).min(AUTO_MAX_NS)
+                };
                 if nap < AUTO_MIN_NS { 0 } else { nap }
             }
         }
@@ -115,19 +144,37 @@ impl std::fmt::Display for Coalesce {
 }
 
 /// A running mean of latency (exponentially weighted, 1/64 per sample): cheap enough for every
-/// response, and quick to follow a change of load.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct MeanLatency(u64);
+/// response, and quick to follow a change of load; and the floor, the fastest response seen.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MeanLatency {
+    mean: u64,
+    floor: u64,
+}
+
+impl Default for MeanLatency {
+    fn default() -> Self {
+        Self {
+            mean: 0,
+            floor: u64::MAX,
+        }
+    }
+}
 
 impl MeanLatency {
     #[inline]
     pub(crate) fn add(&mut self, ns: u64) {
         // Every term stays below u64::MAX / 64 * 64: no overflow for any latency.
-        self.0 = self.0 - self.0 / 64 + ns / 64;
+        self.mean = self.mean - self.mean / 64 + ns / 64;
+        self.floor = self.floor.min(ns);
     }
 
     pub(crate) fn get(self) -> u64 {
-        self.0
+        self.mean
+    }
+
+    /// The fastest response so far; `u64::MAX` before the first.
+    pub(crate) fn floor(self) -> u64 {
+        self.floor
     }
 }
 
@@ -137,27 +184,42 @@ mod tests {
 
     const US: u64 = 1_000;
 
+    /// A latency record whose mean is `mean` and whose fastest response took `floor`.
+    fn seen(mean: u64, floor: u64) -> MeanLatency {
+        MeanLatency { mean, floor }
+    }
+
     macro_rules! nap {
-        ($($name:ident: $mode:expr, $polled:expr, $mean:expr => $want:expr;)*) => {$(
+        ($($name:ident: $mode:expr, $polled:expr, $seen:expr, $stamped:expr => $want:expr;)*) => {$(
             #[test]
             fn $name() {
-                assert_eq!($mode.nap_ns($polled, $mean), $want);
+                assert_eq!($mode.nap_ns($polled, $seen, $stamped), $want);
             }
         )*};
     }
 
+    const READ: bool = false;
+    const KERNEL: bool = true;
+
     nap! {
-        auto_capped_server: Coalesce::Auto, 1, 1_500 * US => 15 * US;
-        auto_capped_at_20us: Coalesce::Auto, 3, 50_000 * US => 20 * US;
-        auto_low_latency_never_naps: Coalesce::Auto, 1, 30 * US => 0;
-        auto_just_under_minimum: Coalesce::Auto, 1, 199 * US => 0;
-        auto_at_minimum: Coalesce::Auto, 1, 200 * US => 2 * US;
-        auto_big_batch_never_naps: Coalesce::Auto, SMALL_BATCH, 1_500 * US => 0;
-        auto_empty_poll_never_naps: Coalesce::Auto, 0, 1_500 * US => 0;
-        auto_no_latency_yet: Coalesce::Auto, 1, 0 => 0;
-        off_never_naps: Coalesce::Off, 1, 1_500 * US => 0;
-        fixed_small_batch: Coalesce::Fixed(Duration::from_micros(7)), 2, 0 => 7 * US;
-        fixed_big_batch: Coalesce::Fixed(Duration::from_micros(7)), SMALL_BATCH, 0 => 0;
+        auto_capped_server: Coalesce::Auto, 1, seen(1_500 * US, 50 * US), READ => 15 * US;
+        auto_capped_at_20us: Coalesce::Auto, 3, seen(50_000 * US, 50 * US), READ => 20 * US;
+        auto_low_latency_never_naps: Coalesce::Auto, 1, seen(30 * US, 25 * US), READ => 0;
+        auto_just_under_minimum: Coalesce::Auto, 1, seen(199 * US, 25 * US), READ => 0;
+        auto_at_minimum: Coalesce::Auto, 1, seen(200 * US, 25 * US), READ => 2 * US;
+        auto_big_batch_never_naps: Coalesce::Auto, SMALL_BATCH, seen(1_500 * US, 50 * US), READ => 0;
+        auto_empty_poll_never_naps: Coalesce::Auto, 0, seen(1_500 * US, 50 * US), READ => 0;
+        auto_no_latency_yet: Coalesce::Auto, 1, MeanLatency::default(), READ => 0;
+        // With kernel stamps: a quarter of the queue time, a tenth of the mean, 50 µs at most.
+        stamped_capped_server_naps_50us: Coalesce::Auto, 1, seen(600 * US, 40 * US), KERNEL => 50 * US;
+        stamped_no_queue_never_naps: Coalesce::Auto, 1, seen(30 * US, 28 * US), KERNEL => 0;
+        stamped_slow_server_naps_on_its_queue_only: Coalesce::Auto, 2, seen(10_000 * US, 9_900 * US), KERNEL => 25 * US;
+        stamped_spread_without_queue_bounded_by_a_tenth: Coalesce::Auto, 1, seen(100 * US, 10 * US), KERNEL => 10 * US;
+        stamped_big_batch_never_naps: Coalesce::Auto, SMALL_BATCH, seen(600 * US, 40 * US), KERNEL => 0;
+        stamped_no_latency_yet: Coalesce::Auto, 1, MeanLatency::default(), KERNEL => 0;
+        off_never_naps: Coalesce::Off, 1, seen(1_500 * US, 50 * US), KERNEL => 0;
+        fixed_small_batch: Coalesce::Fixed(Duration::from_micros(7)), 2, MeanLatency::default(), READ => 7 * US;
+        fixed_big_batch: Coalesce::Fixed(Duration::from_micros(7)), SMALL_BATCH, MeanLatency::default(), KERNEL => 0;
     }
 
     #[test]
@@ -181,11 +243,13 @@ mod tests {
     #[test]
     fn mean_latency_converges_and_never_overflows() {
         let mut m = MeanLatency::default();
+        m.add(900_000);
         for _ in 0..2_000 {
             m.add(1_000_000);
         }
         // Within 1% of the steady input (integer division loses a little each step).
         assert!((990_000..=1_000_000).contains(&m.get()), "{}", m.get());
+        assert_eq!(m.floor(), 900_000);
         // The largest samples neither overflow (a debug build would panic) nor stall short.
         let mut m = MeanLatency::default();
         for _ in 0..2_000 {

@@ -117,6 +117,19 @@ pub enum ClientIo {
     Uring,
 }
 
+/// When a response counts as received (`--rx-time`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RxTime {
+    /// The kernel's receive stamp of the read that completed it (`SO_TIMESTAMPNS`): a read
+    /// that came late (after a `--coalesce` nap, or behind other connections) does not add its
+    /// delay to the latency. Where the kernel gives no stamp (the first reads, while it turns
+    /// stamping on; Unix sockets), the read time stands in.
+    #[default]
+    Kernel,
+    /// When the client read it, as wrk does.
+    Read,
+}
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -180,6 +193,8 @@ pub struct Config {
     pub seed: u64,
     /// The socket engine.
     pub io: ClientIo,
+    /// When a response counts as received.
+    pub rx_time: RxTime,
 }
 
 impl Config {
@@ -209,6 +224,7 @@ impl Config {
             tls: None,
             seed: 1,
             io: ClientIo::Epoll,
+            rx_time: RxTime::Kernel,
         }
     }
 

@@ -316,10 +316,15 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         match got {
             Ok(0) => self.on_eof(i, now),
             Ok(n) => {
-                self.marks[i].bytes(now);
+                // The kernel's receive time where it gave one (`--rx-time kernel`): a read
+                // that came late, after a nap or behind other connections' work, still books
+                // its answers when they arrived. Never later than `now` (a stamp taken between
+                // `now` and the read).
+                let at = self.io.received_at(i).map_or(now, |t| t.min(now));
+                self.marks[i].bytes(at);
                 self.conns[i].on_read(kept + n);
                 self.tally.bytes_read(n);
-                self.parse_responses(i, now);
+                self.parse_responses(i, at, now);
             }
             Err(Errno::AGAIN) | Err(Errno::INTR) => {}
             Err(_) => {
@@ -329,11 +334,13 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    fn parse_responses(&mut self, i: usize, now: u64) {
+    /// Books the answers a read completed as done `at`; what follows (the next window, a
+    /// close) happens `now`.
+    fn parse_responses(&mut self, i: usize, at: u64, now: u64) {
         loop {
             match self.conns[i].next_answer(&self.rx, &mut self.heads) {
                 Ok(Some(a)) => {
-                    if !self.on_answer(i, &a, now) {
+                    if !self.on_answer(i, &a, at, now) {
                         return;
                     }
                 }
@@ -353,11 +360,11 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         self.drop_conn(i, now, true);
     }
 
-    /// Books one answer; returns false when the connection was closed.
-    fn on_answer(&mut self, i: usize, a: &Answer, now: u64) -> bool {
-        self.tally.record(a, now);
+    /// Books one answer, done `at`; returns false when the connection was closed.
+    fn on_answer(&mut self, i: usize, a: &Answer, at: u64, now: u64) -> bool {
+        self.tally.record(a, at);
         if self.marks[i].first_done() {
-            self.tally.phases(&self.marks[i], now);
+            self.tally.phases(&self.marks[i], at);
         }
         if a.close {
             if self.conns[i].has_inflight() {
@@ -373,7 +380,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     fn on_eof(&mut self, i: usize, now: u64) {
         match self.conns[i].on_eof() {
             Ok(Some(a)) => {
-                self.on_answer(i, &a, now);
+                self.on_answer(i, &a, now, now);
                 if self.conns[i].phase() == Phase::Open {
                     self.drop_conn(i, now, true);
                 }

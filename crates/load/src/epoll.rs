@@ -4,10 +4,10 @@
 //! Interest is EPOLLIN (plus EPOLLOUT while connecting, and while a short write waits), so a
 //! request costs one `send` and one `recv` and no `epoll_ctl` after connect (wrk re-arms
 //! EPOLLOUT around every write).
-use crate::io::{Dialer, Event, Io};
+use crate::io::{Dialer, Event, Io, RxClock};
 use rustix::buffer::spare_capacity;
 use rustix::event::{Timespec, epoll};
-use rustix::fd::OwnedFd;
+use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::net::{self, RecvFlags, SendFlags};
 use std::time::Duration;
@@ -18,6 +18,11 @@ pub(crate) struct EpollIo {
     /// The socket of each slot, while it has one.
     fds: Vec<Option<OwnedFd>>,
     events: Vec<epoll::Event>,
+    /// `--rx-time kernel`: reads are `recvmsg`s that bring the kernel's receive stamp.
+    stamps: bool,
+    /// Each slot's stamp from its last read (realtime ns), if it had one.
+    stamped: Vec<Option<u64>>,
+    clock: RxClock,
 }
 
 impl EpollIo {
@@ -25,9 +30,12 @@ impl EpollIo {
     pub(crate) fn new(dialer: Dialer, slots: usize) -> std::io::Result<Self> {
         Ok(Self {
             ep: epoll::create(epoll::CreateFlags::CLOEXEC)?,
+            stamps: dialer.stamps(),
             dialer,
             fds: (0..slots).map(|_| None).collect(),
             events: Vec::with_capacity(256),
+            stamped: vec![None; slots],
+            clock: RxClock::default(),
         })
     }
 
@@ -67,6 +75,11 @@ impl Io for EpollIo {
     #[inline]
     fn recv(&mut self, slot: usize, buf: &mut [u8]) -> Result<usize, Errno> {
         let fd = self.fds[slot].as_ref().ok_or(Errno::BADF)?;
+        if self.stamps {
+            let (n, stamp) = twelve_sys::stamp::recv(fd.as_fd(), buf)?;
+            self.stamped[slot] = stamp;
+            return Ok(n);
+        }
         net::recv(fd, buf, RecvFlags::empty()).map(|(n, _)| n)
     }
 
@@ -82,6 +95,7 @@ impl Io for EpollIo {
     fn close(&mut self, slot: usize) {
         // Closing the fd also removes it from the epoll set.
         self.fds[slot] = None;
+        self.stamped[slot] = None;
     }
 
     fn poll(&mut self, timeout_ns: u64) -> Result<usize, Errno> {
@@ -112,5 +126,14 @@ impl Io for EpollIo {
 
     fn nap(&mut self, ns: u64) {
         std::thread::sleep(Duration::from_nanos(ns));
+    }
+
+    #[inline]
+    fn received_at(&self, slot: usize) -> Option<u64> {
+        self.clock.to_run(self.stamped[slot])
+    }
+
+    fn sync_clock(&mut self, run_now_ns: u64) {
+        self.clock.sync(run_now_ns);
     }
 }

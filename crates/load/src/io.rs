@@ -3,7 +3,7 @@
 //! `crate::uring` (one io_uring) implement it with real sockets, opened by one [`Dialer`];
 //! the simulation ([`crate::sim`]) with a modelled server on a simulated clock. All run the
 //! same worker loop and dispatch over it.
-use rustix::fd::OwnedFd;
+use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::net::{self, AddressFamily, SocketFlags, SocketType};
 use std::net::SocketAddr;
@@ -44,6 +44,39 @@ pub(crate) trait Io {
     fn handshake_done(&mut self, _slot: usize) -> bool {
         false
     }
+    /// When the kernel received the newest byte the slot's last successful `recv` returned,
+    /// on the run's clock (`--rx-time kernel`); `None` where unknown.
+    fn received_at(&self, _slot: usize) -> Option<u64> {
+        None
+    }
+    /// Maps the kernel's receive stamps (CLOCK_REALTIME) onto the run's clock, which reads
+    /// `run_now_ns` now; called every housekeeping tick, so NTP's slewing of the wall clock
+    /// cannot add up over a run.
+    fn sync_clock(&mut self, _run_now_ns: u64) {}
+}
+
+/// The offset between the kernel's receive stamps (CLOCK_REALTIME) and the run's clock
+/// (CLOCK_MONOTONIC from the run's origin), read back to back.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RxClock {
+    /// Realtime ns at the run's zero; 0 until the first sync.
+    zero: u64,
+}
+
+impl RxClock {
+    pub(crate) fn sync(&mut self, run_now_ns: u64) {
+        self.zero = twelve_sys::stamp::realtime_ns().saturating_sub(run_now_ns);
+    }
+
+    /// A kernel stamp on the run's clock; `None` before the first sync or for a stamp from
+    /// before the run began.
+    #[inline]
+    pub(crate) fn to_run(self, stamp: Option<u64>) -> Option<u64> {
+        match stamp {
+            Some(s) if self.zero != 0 && s >= self.zero => Some(s - self.zero),
+            _ => None,
+        }
+    }
 }
 
 /// Where a worker's connections go and come from, and how one is opened: both engines'
@@ -54,6 +87,8 @@ pub(crate) struct Dialer {
     sources: Vec<SocketAddr>,
     /// `--unix-socket`: connect here instead of `addr`.
     unix: Option<net::SocketAddrUnix>,
+    /// `--rx-time kernel`: every TCP socket asks for receive stamps.
+    stamps: bool,
 }
 
 impl Dialer {
@@ -72,7 +107,20 @@ impl Dialer {
                 .map(|i| SocketAddr::new(sources[(first_slot + i) % n], 0))
                 .collect(),
             unix: None,
+            stamps: false,
         }
+    }
+
+    /// Asks every TCP socket for the kernel's receive stamps (`--rx-time kernel`).
+    pub(crate) fn with_stamps(mut self, on: bool) -> Self {
+        self.stamps = on;
+        self
+    }
+
+    /// Whether the sockets carry receive stamps: TCP only (a Unix socket's bytes never pass
+    /// the stamping receive path).
+    pub(crate) fn stamps(&self) -> bool {
+        self.stamps && self.unix.is_none()
     }
 
     /// Connects to the Unix-domain socket at `path` instead of the target's address.
@@ -100,6 +148,10 @@ impl Dialer {
         let fd = net::socket_with(family, SocketType::STREAM, flags, None)?;
         // Requests are small and complete; Nagle would hold the second of a pipelined pair.
         let _ = net::sockopt::set_tcp_nodelay(&fd, true);
+        if self.stamps {
+            // Without stamps the read time stands in: a failure costs accuracy, not the run.
+            let _ = twelve_sys::stamp::enable(fd.as_fd());
+        }
         if !self.sources.is_empty() {
             // Port 0: the kernel picks a port of this source address's own range.
             net::bind(&fd, &self.sources[slot % self.sources.len()])?;

@@ -44,8 +44,8 @@ mod worker;
 pub use clock::{Clock, MonoClock, SimClock};
 pub use coalesce::Coalesce;
 pub use config::{
-    Arrival, ClientIo, Config, ConfigError, Model, Stop, Target, parse_count, parse_duration,
-    parse_rate,
+    Arrival, ClientIo, Config, ConfigError, Model, RxTime, Stop, Target, parse_count,
+    parse_duration, parse_rate,
 };
 pub use live::ErrorKinds;
 pub use ramp::Ramp;

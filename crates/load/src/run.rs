@@ -268,7 +268,8 @@ fn worker_main(
     let cfg = &shared.config;
     // Workers before this one hold about `id * c / t` slots.
     let first_slot = id * cfg.connections / cfg.worker_cpus.len();
-    let mut dialer = crate::io::Dialer::new(cfg.targets[0].addr, &cfg.sources, conns, first_slot);
+    let mut dialer = crate::io::Dialer::new(cfg.targets[0].addr, &cfg.sources, conns, first_slot)
+        .with_stamps(cfg.rx_time == crate::config::RxTime::Kernel);
     if let Some(path) = &cfg.unix_socket {
         dialer = dialer.with_unix(path)?;
     }
@@ -422,6 +423,13 @@ pub fn info_of(config: &Config) -> RunInfo {
             match config.io {
                 ClientIo::Epoll => "epoll",
                 ClientIo::Uring => "uring",
+            }
+            .to_string(),
+        ),
+        rx_time: Some(
+            match config.rx_time {
+                crate::config::RxTime::Kernel => "kernel",
+                crate::config::RxTime::Read => "read",
             }
             .to_string(),
         ),

@@ -244,8 +244,9 @@ impl Tally {
         }
     }
 
-    pub(crate) fn mean_latency_ns(&self) -> u64 {
-        self.mean_latency.get()
+    /// The latency so far, for `--coalesce auto`.
+    pub(crate) fn mean_latency(&self) -> MeanLatency {
+        self.mean_latency
     }
 
     /// Books the phases of a new connection's first request (see [`crate::phases`]).

@@ -204,6 +204,16 @@ impl<I: Io> Io for TlsIo<I> {
     fn handshake_done(&mut self, slot: usize) -> bool {
         std::mem::take(&mut self.handshaken[slot])
     }
+
+    /// The stamp of the slot's last ciphertext read: the plaintext handed out came in with it
+    /// or before it.
+    fn received_at(&self, slot: usize) -> Option<u64> {
+        self.inner.received_at(slot)
+    }
+
+    fn sync_clock(&mut self, run_now_ns: u64) {
+        self.inner.sync_clock(run_now_ns);
+    }
 }
 
 /// One blocking handshake to the first target before the run: a certificate that does not

@@ -18,7 +18,7 @@
 //!   once their last completion arrived (closing it earlier would leave the multishot receive
 //!   holding the socket). The slot can connect again at once: completions carry the
 //!   connection's generation, and a stale one only settles its own connection's count.
-use crate::io::{Dialer, Event, Io};
+use crate::io::{Dialer, Event, Io, RxClock};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::net;
@@ -59,6 +59,8 @@ struct Slot {
     spare: Vec<u8>,
     /// Already on this poll's event list, at that index.
     listed: Option<u32>,
+    /// The receive stamp of the newest bytes the last `recv` handed out (realtime ns).
+    stamp: Option<u64>,
 }
 
 pub(crate) struct UringIo {
@@ -73,6 +75,19 @@ pub(crate) struct UringIo {
     rearm: Vec<usize>,
     done: Vec<Completion>,
     events: Vec<Event>,
+    /// `--rx-time kernel`: receives are multishot `recvmsg`s whose buffers carry stamps.
+    stamps: bool,
+    clock: RxClock,
+}
+
+/// Arms the connection's one multishot receive: a `recvmsg` where its buffers are to carry
+/// receive stamps (80 bytes of header each), a plain `recv` otherwise.
+fn arm_recv(ring: &mut Ring, stamps: bool, fd: &OwnedFd, tag: u64) {
+    if stamps {
+        ring.recv_msg_multi(fd.as_fd(), tag);
+    } else {
+        ring.recv_multi(fd.as_fd(), tag);
+    }
 }
 
 /// Slot index and generation in one completion tag.
@@ -88,6 +103,7 @@ impl UringIo {
         let bufs = slots.next_power_of_two().clamp(256, 4096) as u16;
         Ok(Self {
             ring: Ring::new(ENTRIES, bufs, BUF_SIZE)?,
+            stamps: dialer.stamps(),
             dialer,
             slots: (0..slots).map(|_| Slot::default()).collect(),
             closing: Vec::new(),
@@ -95,6 +111,7 @@ impl UringIo {
             rearm: Vec::new(),
             done: Vec::new(),
             events: Vec::new(),
+            clock: RxClock::default(),
         })
     }
 
@@ -231,7 +248,7 @@ impl Io for UringIo {
             Ok(Err(e)) | Err(e) => return Err(e),
         }
         l.ops += 1;
-        self.ring.recv_multi(l.fd.as_fd(), l.tag);
+        arm_recv(&mut self.ring, self.stamps, &l.fd, l.tag);
         Ok(())
     }
 
@@ -259,6 +276,7 @@ impl Io for UringIo {
         while n < buf.len()
             && let Some(front) = s.rx.front()
         {
+            s.stamp = front.stamp();
             let bytes = &self.ring.bytes(front)[s.offset..];
             let take = bytes.len().min(buf.len() - n);
             buf[n..n + take].copy_from_slice(&bytes[..take]);
@@ -299,6 +317,7 @@ impl Io for UringIo {
         s.rearm = false;
         s.sending = false;
         s.backlog.clear();
+        s.stamp = None;
         let Some(l) = s.live.take() else { return };
         if l.ops == 0 {
             self.ring.close(l.fd);
@@ -324,7 +343,7 @@ impl Io for UringIo {
                 && let Some(l) = s.live.as_mut()
             {
                 l.ops += 1;
-                self.ring.recv_multi(l.fd.as_fd(), l.tag);
+                arm_recv(&mut self.ring, self.stamps, &l.fd, l.tag);
             }
         }
         self.rearm = rearm;
@@ -359,7 +378,19 @@ impl Io for UringIo {
         self.events[k]
     }
 
+    /// Submits the turn's sends first: queued, they would otherwise wait out the nap in the
+    /// submission queue, and the nap's length would be added to their latency.
     fn nap(&mut self, ns: u64) {
+        let _ = self.ring.submit();
         std::thread::sleep(Duration::from_nanos(ns));
+    }
+
+    #[inline]
+    fn received_at(&self, slot: usize) -> Option<u64> {
+        self.clock.to_run(self.slots[slot].stamp)
+    }
+
+    fn sync_clock(&mut self, run_now_ns: u64) {
+        self.clock.sync(run_now_ns);
     }
 }

@@ -191,6 +191,33 @@ fn coalescing_naps_after_small_batches_and_loses_nothing() {
     }
 }
 
+/// `--rx-time kernel`: a response is booked when the kernel received it, so a nap far longer
+/// than the round trip does not show in the latency. With 10 ms naps after every small batch,
+/// most responses arrive during a nap and are read up to 10 ms late; their median latency
+/// stays below half the nap. (On io_uring this also checks that a nap does not hold the
+/// turn's sends back in the submission queue, which would add the nap to every request.)
+/// The first responses may come before the kernel's stamping is on, hence the median.
+#[test]
+fn kernel_receive_time_keeps_naps_out_of_the_latency() {
+    let (addr, seen) = server(Behaviour::Ok);
+    let mut c = config(addr, Stop::Requests(100));
+    c.connections = 4;
+    c.worker_cpus = vec![None];
+    let nap = Duration::from_millis(10);
+    c.coalesce = twelve_load::Coalesce::Fixed(nap);
+    c.rx_time = twelve_load::RxTime::Kernel;
+    let r = run(&c);
+    assert_eq!(r.requests(), 100);
+    assert_eq!(seen.answered.load(Ordering::SeqCst), 100);
+    let naps: u64 = r.workers.iter().map(|w| w.naps).sum();
+    assert!(naps > 0, "no nap taken");
+    let p50 = r.merged_latency().uncorrected.value_at_quantile(0.5);
+    assert!(
+        p50 < nap.as_nanos() as u64 / 2,
+        "median latency {p50} ns with {naps} naps of {nap:?}"
+    );
+}
+
 #[test]
 fn close_opens_one_connection_per_request() {
     let (addr, seen) = server(Behaviour::Ok);

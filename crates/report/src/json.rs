@@ -114,6 +114,10 @@ pub struct Config {
     /// The client's socket engine: `epoll` or `uring` (`--io`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io: Option<String>,
+    /// When a response counts as received: `kernel` (its receive stamp) or `read`
+    /// (`--rx-time`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_time: Option<String>,
     /// The slice of a sharded run (`--shard I/N`) this report is; `connections`,
     /// `rate_per_s` and `planned_requests` above are then the shard's own.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -312,6 +316,7 @@ impl Config {
             }),
             tls: info.tls.clone(),
             io: info.io.clone(),
+            rx_time: info.rx_time.clone(),
         }
     }
 }

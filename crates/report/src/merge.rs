@@ -56,6 +56,8 @@ pub struct ConfigIn {
     pub tls: Option<String>,
     #[serde(default)]
     pub io: Option<String>,
+    #[serde(default)]
+    pub rx_time: Option<String>,
 }
 
 /// The report's `config.shard`.
@@ -201,6 +203,7 @@ fn info_of(c: &ConfigIn) -> RunInfo {
         offered_end_per_s: None,
         tls: c.tls.clone(),
         io: c.io.clone(),
+        rx_time: c.rx_time.clone(),
     }
 }
 

@@ -47,6 +47,9 @@ pub struct RunInfo {
     pub tls: Option<String>,
     /// The client's socket engine (`epoll` or `uring`), when known.
     pub io: Option<String>,
+    /// When a response counts as received: `kernel` (the kernel's receive stamp) or `read`
+    /// (when the client read it), when known (`--rx-time`).
+    pub rx_time: Option<String>,
     /// Failures above this share of attempts, percent, make the run unmeasured
     /// (`--max-errors`; `None`: [`crate::verdict::DEFAULT_MAX_ERROR_PERCENT`]).
     pub max_error_percent: Option<f64>,

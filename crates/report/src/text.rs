@@ -128,6 +128,12 @@ fn distribution(o: &mut String, s: &Summary) {
             "  (closed model: no schedule, so latency counts from each send and both columns agree)"
         );
     }
+    if s.info.rx_time.as_deref() == Some("kernel") {
+        let _ = writeln!(
+            o,
+            "  (a response counts as received when the kernel took it in, not when it was read)"
+        );
+    }
     for (i, (_, label)) in QUANTILES.iter().enumerate() {
         let _ = writeln!(
             o,
