@@ -16,6 +16,7 @@
 #        BIN=path/to/twelve (default: build the bench-bin profile, target-cpu=native)
 #        PARTS="server client bound" (which parts to run; "bound": the clients against
 #        uncapped twelve serve, where the client is the limit)
+#        WORKLOADS="json close" (keep-alive json, connection-per-request json)
 # Needs root (cgroup CPU cap), wrk, nginx, nghttp2-client (h2load), openssl, python3.
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
@@ -24,6 +25,7 @@ SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-tls}
 ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-10}; CONNS=${CONNS:-256}; CLOSE_CONNS=${CLOSE_CONNS:-64}
 CLOSE_N=${CLOSE_N:-10000}; CLIENT_CONNS=${CLIENT_CONNS:-64}; PARTS=${PARTS:-server client bound}
+WORKLOADS=${WORKLOADS:-json close}
 TW=8443; NG=8444
 mkdir -p "$OUT/raw"
 if [ -z "${BIN:-}" ]; then
@@ -66,11 +68,12 @@ done
   echo "- nginx: $(nginx -V 2>&1 | head -1), $(nginx -V 2>&1 | grep -m1 'OpenSSL')"
   echo "- wrk: $(wrk -v 2>&1 | head -1); h2load: $(h2load --version | head -1)"
   echo "- certificate: ECDSA P-256 leaf + CA chain; TLS 1.3 negotiated by every client here"
-  echo "- command: \`bench/tls.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS CLOSE_CONNS=$CLOSE_CONNS CLOSE_N=$CLOSE_N CLIENT_CONNS=$CLIENT_CONNS PARTS=\"$PARTS\")"
+  echo "- command: \`bench/tls.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS CLOSE_CONNS=$CLOSE_CONNS CLOSE_N=$CLOSE_N CLIENT_CONNS=$CLIENT_CONNS PARTS=\"$PARTS\" WORKLOADS=\"$WORKLOADS\")"
   echo "- twelve bench runs on its default engine (--io auto: io_uring here); twelve-epoll is the same"
   echo "  client with --io epoll; twelve-full resumes no session (--no-tls-resume); twelve-noverify"
   echo "  verifies no certificate chain (--insecure) and, per request, resumes no session either:"
-  echo "  what wrk and h2load do"
+  echo "  what wrk and h2load do; twelve-read books each response when it was read (--rx-time"
+  echo "  read), so it naps as briefly as before the kernel's receive stamps (keep-alive only)"
 } > "$OUT/README.md"
 
 pids_on() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
@@ -119,7 +122,8 @@ client_cmd() { # name workload port [conns] -> the command line, in CMD
       if [ "$1" = twelve-full ] || [ "$1" = twelve-noverify ] && [ "$2" = close ]; then
         CMD+=(--no-tls-resume)
       fi
-      if [ "$1" = twelve-epoll ]; then CMD+=(--io epoll); fi ;;
+      if [ "$1" = twelve-epoll ]; then CMD+=(--io epoll); fi
+      if [ "$1" = twelve-read ]; then CMD+=(--rx-time read); fi ;;
   esac
   if [ "$2" = close ]; then
     case $1 in
@@ -157,11 +161,11 @@ done
 # needs most of CPU 0 for connection-per-request.
 clients_against() { # PORT TSV
   echo -e "workload\tclient\tround\trequests\tclient_cpu_s\tclient_cpu_us_per_req" > "$2"
-  for w in json close; do
+  for w in $WORKLOADS; do
     for r in $(seq "$ROUNDS"); do
       clients=(twelve twelve-epoll twelve-noverify h2load wrk)
       # Connection per request: twelve also without resumption, a full handshake each time.
-      if [ "$w" = close ]; then clients+=(twelve-full); fi
+      if [ "$w" = close ]; then clients+=(twelve-full); else clients+=(twelve-read); fi
       for c in "${clients[@]}"; do
         raw="$OUT/raw/$(basename "$2" .tsv)-$w-$c-$r.txt"
         client_cmd "$c" "$w" "$1" "$CLIENT_CONNS"
@@ -198,7 +202,7 @@ def clients(tsv, title):
     print("| workload | client | requests | CPU µs per request | twelve / this | twelve-noverify / this |\n|---|---|---|---|---|---|")
     cl = rows(tsv)
     for w in ("json", "close"):
-        names = ("twelve", "twelve-epoll", "twelve-full", "twelve-noverify", "h2load", "wrk")
+        names = ("twelve", "twelve-epoll", "twelve-full", "twelve-noverify", "twelve-read", "h2load", "wrk")
         by = {c: [r for r in cl if r["workload"] == w and r["client"] == c] for c in names}
         by = {c: rs for c, rs in by.items() if rs}
         if "twelve" not in by:
@@ -207,7 +211,7 @@ def clients(tsv, title):
         nv = med(by["twelve-noverify"], "client_cpu_us_per_req") if "twelve-noverify" in by else None
         for c, rs in by.items():
             us = med(rs, "client_cpu_us_per_req")
-            peer = not c.startswith("twelve")
+            peer = not c.startswith("twelve") or c == "twelve-read"
             ratio = f"{tw / us:.2f}" if peer else ""
             ratio_nv = f"{nv / us:.2f}" if peer and nv else ""
             print(f"| {w} | {c} | {med(rs, 'requests'):.0f} | {us:.2f} | {ratio} | {ratio_nv} |")
