@@ -72,8 +72,9 @@ pub struct LoadArgs {
     /// own timer before polling again, instead of blocking until the server's next send wakes
     /// the client: on one host, waking a sleeping client costs the server CPU (a cross-CPU
     /// wake-up per send), which a cheap client would otherwise add to the server's bill.
-    /// `auto` naps 1% of the mean latency, at most 20us, never under 2us; `off` always blocks,
-    /// as wrk does.
+    /// `auto` naps a quarter of the server's queue time (the mean latency above the fastest
+    /// response), at most a tenth of the mean latency and 50us (with --rx-time read: 1% of the
+    /// mean latency, at most 20us), never under 2us; `off` always blocks, as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
     /// When a response counts as received: kernel (the kernel's receive timestamp,
