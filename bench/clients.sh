@@ -120,7 +120,8 @@ ulimit -n "$(ulimit -Hn)"
 on memory && for c in "${CLIENTS[@]}"; do
   for n in 100 "$MANY"; do
     f="$OUT/raw/memory-$c-$n"
-    /usr/bin/time -f '%M' -o "$f.rss" bash -c "$(declare -f "run_$c"); BIN=$BIN GCANNON=$GCANNON SHARED=$SHARED run_$c http://127.0.0.1:$PORT/json 1 $n 2 $f" || true
+    # Every run_ function: the *_read ones call the others.
+    /usr/bin/time -f '%M' -o "$f.rss" bash -c "$(declare -f run_wrk run_gcannon run_twelve run_twelve_uring run_twelve_read run_twelve_uring_read); EXTRA=(); BIN=$BIN GCANNON=$GCANNON SHARED=$SHARED run_$c http://127.0.0.1:$PORT/json 1 $n 2 $f" || true
     echo -e "$c\t$n\t$(tail -1 "$f.rss")" >> "$MEM"
   done
 done

@@ -186,9 +186,10 @@ import csv, sys, statistics as st, os
 out = sys.argv[1]
 def rows(n): return list(csv.DictReader(open(os.path.join(out, n)), delimiter='\t'))
 def med(rs, k): return st.median(float(r[k]) for r in rs)
-print("## Servers, capped at 50% of CPU 0, wrk on CPU 1 (medians)\n")
-print("| workload | server | req/s | req per server CPU-s | twelve / nginx |\n|---|---|---|---|---|")
 srv = rows("server.tsv")
+if srv:
+    print("## Servers, capped at 50% of CPU 0, wrk on CPU 1 (medians)\n")
+    print("| workload | server | req/s | req per server CPU-s | twelve / nginx |\n|---|---|---|---|---|")
 for w in ("json", "close") if srv else ():
     by = {s: [r for r in srv if r["workload"] == w and r["server"] == s] for s in ("twelve", "nginx")}
     eff = {s: med(rs, "req_per_server_cpu_s") for s, rs in by.items()}

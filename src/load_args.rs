@@ -72,16 +72,19 @@ pub struct LoadArgs {
     /// own timer before polling again, instead of blocking until the server's next send wakes
     /// the client: on one host, waking a sleeping client costs the server CPU (a cross-CPU
     /// wake-up per send), which a cheap client would otherwise add to the server's bill.
-    /// `auto` naps a quarter of the server's queue time (the mean latency above the fastest
-    /// response), at most a tenth of the mean latency and 50us (with --rx-time read: 1% of the
-    /// mean latency, at most 20us), never under 2us; `off` always blocks, as wrk does.
+    /// `auto` naps only with 16 or more connections open on the worker: a quarter of the
+    /// server's queue time (the mean latency above the fastest response), at most a tenth of
+    /// the mean latency and 50us (with --rx-time read: 1% of the mean latency, at most 20us),
+    /// never under 2us; `off` always blocks, as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
     /// When a response counts as received: kernel (the kernel's receive timestamp,
     /// SO_TIMESTAMPNS, so a read that comes late, after a nap or behind other connections'
     /// work, adds nothing to the latency) or read (when the client read it, as wrk does).
-    #[arg(long, value_name = "kernel|read", default_value = "kernel", value_parser = ["kernel", "read"])]
-    pub rx_time: String,
+    /// Stamping is switched on for the whole host while a socket asks for it: every packet
+    /// received, the server's too, then pays one clock read.
+    #[arg(long, value_name = "kernel|read", default_value = "kernel", value_parser = twelve_load::RxTime::parse)]
+    pub rx_time: twelve_load::RxTime,
     /// Socket engine: epoll (readiness; a send and a recv per request window), uring
     /// (io_uring completions: one io_uring_enter per loop turn for all its sends and receives),
     /// or auto (uring where the kernel allows it, else epoll, saying why). auto is the default:
@@ -170,10 +173,7 @@ impl LoadArgs {
         c.timeout = parse_duration(&self.timeout).context("--timeout")?;
         c.connect_timeout = parse_duration(&self.connect_timeout).context("--connect-timeout")?;
         c.coalesce = self.coalesce;
-        c.rx_time = match self.rx_time.as_str() {
-            "read" => twelve_load::RxTime::Read,
-            _ => twelve_load::RxTime::Kernel,
-        };
+        c.rx_time = self.rx_time;
         c.io = self.client_io()?;
         if let Some(text) = &self.source {
             c.sources = twelve_load::parse_sources(text)?;

@@ -130,6 +130,25 @@ pub enum RxTime {
     Read,
 }
 
+impl RxTime {
+    /// Parses `kernel` or `read`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "kernel" => Ok(RxTime::Kernel),
+            "read" => Ok(RxTime::Read),
+            _ => Err(format!("--rx-time {s:?}: expected kernel or read")),
+        }
+    }
+
+    /// The name `parse` takes and the report shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RxTime::Kernel => "kernel",
+            RxTime::Read => "read",
+        }
+    }
+}
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {

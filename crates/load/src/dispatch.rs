@@ -36,6 +36,9 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     /// The last response head parsed, shared by the worker's connections
     /// (`twelve_http::client::HeadMemo`).
     heads: HeadMemo,
+    /// Reads that returned bytes, and those of them that came with a kernel receive stamp.
+    reads: u64,
+    stamped_reads: u64,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -78,11 +81,19 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                     .wrapping_mul(0xD1B5_4A32_D192_ED03),
             rx: vec![0; RECV_BUF].into_boxed_slice(),
             heads: HeadMemo::default(),
+            reads: 0,
+            stamped_reads: 0,
         }
     }
 
     pub(crate) fn open_now(&self) -> u64 {
         self.open_now
+    }
+
+    /// Whether answers are booked at kernel receive stamps: nine reads in ten brought one (the
+    /// first reads may come before the kernel turned stamping on).
+    pub(crate) fn stamped(&self) -> bool {
+        self.reads > 0 && self.stamped_reads * 10 >= self.reads * 9
     }
 
     /// Whether an open-model connection waits for the next due slot.
@@ -310,18 +321,21 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     fn on_readable(&mut self, i: usize, now: u64) {
         let kept = self.conns[i].restore_tail(&mut self.rx);
         let got = self.io.recv(i, &mut self.rx[kept..]);
+        // The kernel's receive time of what this read returned, where it gave one (`--rx-time
+        // kernel`): a read that came late, after a nap or behind other connections' work,
+        // still books its answers when they arrived. Never later than `now` (a stamp taken
+        // between `now` and the read).
+        let at = self.io.received_at(i).map(|t| t.min(now));
         if self.io.handshake_done(i) {
-            self.marks[i].handshaken(now);
+            // The read that fed the session its last handshake record has the stamp.
+            self.marks[i].handshaken(at.unwrap_or(now));
         }
         match got {
             Ok(0) => self.on_eof(i, now),
             Ok(n) => {
-                // The kernel's receive time where it gave one (`--rx-time kernel`): a read
-                // that came late, after a nap or behind other connections' work, still books
-                // its answers when they arrived. Never later than `now` (a stamp taken between
-                // `now` and the read).
-                let at = self.io.received_at(i).map_or(now, |t| t.min(now));
-                self.marks[i].bytes(at);
+                self.reads += 1;
+                self.stamped_reads += u64::from(at.is_some());
+                self.marks[i].bytes(at.unwrap_or(now));
                 self.conns[i].on_read(kept + n);
                 self.tally.bytes_read(n);
                 self.parse_responses(i, at, now);
@@ -334,9 +348,9 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    /// Books the answers a read completed as done `at`; what follows (the next window, a
-    /// close) happens `now`.
-    fn parse_responses(&mut self, i: usize, at: u64, now: u64) {
+    /// Books the answers a read completed as done `at` (the kernel's receive stamp, if any);
+    /// what follows (the next window, a close) happens `now`.
+    fn parse_responses(&mut self, i: usize, at: Option<u64>, now: u64) {
         loop {
             match self.conns[i].next_answer(&self.rx, &mut self.heads) {
                 Ok(Some(a)) => {
@@ -360,11 +374,15 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         self.drop_conn(i, now, true);
     }
 
-    /// Books one answer, done `at`; returns false when the connection was closed.
-    fn on_answer(&mut self, i: usize, a: &Answer, at: u64, now: u64) -> bool {
-        self.tally.record(a, at);
+    /// Books one answer, done `at` (its kernel receive stamp) or else `now`; returns false when
+    /// the connection was closed.
+    fn on_answer(&mut self, i: usize, a: &Answer, at: Option<u64>, now: u64) -> bool {
+        // A stamp before the send can only be the clock mapping's error: the read time stands
+        // in rather than a latency of 0.
+        let done = at.filter(|&t| t >= a.sent_ns).unwrap_or(now);
+        self.tally.record(a, done, now - done);
         if self.marks[i].first_done() {
-            self.tally.phases(&self.marks[i], at);
+            self.tally.phases(&self.marks[i], done);
         }
         if a.close {
             if self.conns[i].has_inflight() {
@@ -380,7 +398,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     fn on_eof(&mut self, i: usize, now: u64) {
         match self.conns[i].on_eof() {
             Ok(Some(a)) => {
-                self.on_answer(i, &a, now, now);
+                self.on_answer(i, &a, None, now);
                 if self.conns[i].phase() == Phase::Open {
                     self.drop_conn(i, now, true);
                 }

@@ -133,7 +133,7 @@ impl Io for EpollIo {
         self.clock.to_run(self.stamped[slot])
     }
 
-    fn sync_clock(&mut self, run_now_ns: u64) {
-        self.clock.sync(run_now_ns);
+    fn sync_clock(&mut self, run_now: &dyn Fn() -> u64) {
+        self.clock.sync(run_now);
     }
 }

@@ -49,10 +49,10 @@ pub(crate) trait Io {
     fn received_at(&self, _slot: usize) -> Option<u64> {
         None
     }
-    /// Maps the kernel's receive stamps (CLOCK_REALTIME) onto the run's clock, which reads
-    /// `run_now_ns` now; called every housekeeping tick, so NTP's slewing of the wall clock
-    /// cannot add up over a run.
-    fn sync_clock(&mut self, _run_now_ns: u64) {}
+    /// Maps the kernel's receive stamps (CLOCK_REALTIME) onto the run's clock (`run_now`
+    /// reads it); called every housekeeping tick, so a step of the wall clock (`settimeofday`,
+    /// an NTP step) misplaces stamps for one tick at most. (Slewing moves both clocks alike.)
+    fn sync_clock(&mut self, _run_now: &dyn Fn() -> u64) {}
 }
 
 /// The offset between the kernel's receive stamps (CLOCK_REALTIME) and the run's clock
@@ -64,8 +64,26 @@ pub(crate) struct RxClock {
 }
 
 impl RxClock {
-    pub(crate) fn sync(&mut self, run_now_ns: u64) {
-        self.zero = twelve_sys::stamp::realtime_ns().saturating_sub(run_now_ns);
+    /// Reads the wall clock between two reads of the run's clock and keeps the offset to their
+    /// midpoint; of up to three tries, the narrowest pair (an interrupt between two reads
+    /// would otherwise shift every stamp of the next tick).
+    pub(crate) fn sync(&mut self, run_now: &dyn Fn() -> u64) {
+        let mut best: Option<(u64, u64)> = None;
+        for _ in 0..3 {
+            let before = run_now();
+            let real = twelve_sys::stamp::realtime_ns();
+            let width = run_now().saturating_sub(before);
+            let zero = real.saturating_sub(before + width / 2);
+            if best.is_none_or(|(w, _)| width < w) {
+                best = Some((width, zero));
+            }
+            if width < 1_000 {
+                break;
+            }
+        }
+        if let Some((_, zero)) = best {
+            self.zero = zero;
+        }
     }
 
     /// A kernel stamp on the run's clock; `None` before the first sync or for a stamp from
@@ -160,5 +178,36 @@ impl Dialer {
             Ok(()) | Err(Errno::INPROGRESS) => Ok(fd),
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_map_onto_the_run_clock_once_synced() {
+        let cases: &[(&str, u64, Option<u64>, Option<u64>)] = &[
+            ("before any sync", 0, Some(5_000), None),
+            ("no stamp", 1_000, None, None),
+            ("a stamp from before the run", 1_000, Some(999), None),
+            ("the run's zero", 1_000, Some(1_000), Some(0)),
+            ("later", 1_000, Some(1_500), Some(500)),
+        ];
+        for &(name, zero, stamp, want) in cases {
+            assert_eq!(RxClock { zero }.to_run(stamp), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn sync_finds_the_offset_of_a_clock_that_counts_from_a_known_instant() {
+        // A run clock whose zero was 5 s of wall time ago.
+        let origin = twelve_sys::stamp::realtime_ns() - 5_000_000_000;
+        let mut c = RxClock::default();
+        c.sync(&|| twelve_sys::stamp::realtime_ns() - origin);
+        // Both sides read the same wall clock: only the reads in between separate them.
+        let off = c.zero.abs_diff(origin);
+        // A wrong sign or unit would be seconds off; a preempted read, milliseconds at worst.
+        assert!(off < 100_000_000, "offset off by {off} ns");
     }
 }

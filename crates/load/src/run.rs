@@ -426,11 +426,14 @@ pub fn info_of(config: &Config) -> RunInfo {
             }
             .to_string(),
         ),
+        // A Unix socket's bytes never pass the stamping receive path: booked at the read.
         rx_time: Some(
-            match config.rx_time {
-                crate::config::RxTime::Kernel => "kernel",
-                crate::config::RxTime::Read => "read",
+            if config.unix_socket.is_some() {
+                crate::config::RxTime::Read
+            } else {
+                config.rx_time
             }
+            .as_str()
             .to_string(),
         ),
         offered_end_per_s: offered_end_per_s.map(|r| r / shards),

@@ -1,12 +1,13 @@
-//! A deterministic run of the open model on a simulated clock: the real worker loop, dispatch,
-//! [`Schedule`] and recording, over a modelled server instead of sockets. The server answers
-//! each request after a service time (plus any stall it overlaps), and the clock jumps from
-//! one event to the next, so tests check the coordinated-omission correction over millions of
-//! requests in a second or two, through the same `dispatch_due` and `after_response` a real
-//! run uses.
+//! A deterministic run on a simulated clock: the real worker loop, dispatch, [`Schedule`] and
+//! recording, over a modelled server instead of sockets. The server answers each request after
+//! a service time (plus any stall it overlaps), and the clock jumps from one event to the next,
+//! so tests check the coordinated-omission correction over millions of requests in a second or
+//! two, through the same `dispatch_due` and `after_response` a real run uses. A second model,
+//! [`simulate_closed_naps`], serves one request at a time and lets the worker nap, to check
+//! what `--rx-time` books for answers that arrive during a nap.
 use crate::clock::{Clock, SimClock};
 use crate::coalesce::Coalesce;
-use crate::config::{Arrival, Config, Model, Stop, Target};
+use crate::config::{Arrival, Config, Model, RxTime, Stop, Target};
 use crate::io::{Event, Io};
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
@@ -14,7 +15,7 @@ use crate::shard::Shard;
 use crate::worker::{ProgressSlot, Shared, Worker};
 use rustix::io::Errno;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use twelve_report::Recorder;
@@ -39,10 +40,37 @@ pub fn simulate_open(setup: SimSetup) -> Recorder {
     simulate_open_shard(setup, None)
 }
 
-/// Runs one shard's stripe of the simulated schedule (`--shard I/N`): the same global slots
-/// at the same instants as the whole run, with the shard's share of the connections.
-pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
+/// The closed model against a server that answers one request at a time, `service_ns` each,
+/// with the worker napping `nap` after every small batch (`--coalesce`): answers that arrive
+/// during a nap are read when it ends. Returns the worker's result (latency, read delay).
+pub fn simulate_closed_naps(
+    connections: usize,
+    requests: u64,
+    service_ns: u64,
+    nap: Duration,
+    rx_time: RxTime,
+) -> twelve_report::WorkerResult {
     let clock = SimClock::new();
+    let mut config = sim_config(connections);
+    config.stop = Stop::Requests(requests);
+    config.coalesce = Coalesce::Fixed(nap);
+    config.rx_time = rx_time;
+    let shared = shared(config, clock.clone(), None, Budget::new(requests));
+    let setup = SimSetup {
+        rate_per_s: 0.0,
+        connections,
+        requests,
+        service_ns,
+        stall: None,
+    };
+    let mut io = SimIo::new(clock, &setup);
+    io.serial = Some(0);
+    io.stamps = rx_time == RxTime::Kernel;
+    Worker::with_io(0, &shared, connections, None, io).run()
+}
+
+/// A run's configuration against the modelled server.
+fn sim_config(connections: usize) -> Config {
     let mut config = Config::new(vec![Target {
         url: "http://sim/".into(),
         authority: "sim".into(),
@@ -53,7 +81,38 @@ pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
         body: None,
         tls: false,
     }]);
-    config.connections = setup.connections;
+    config.connections = connections;
+    // A stall is the server's, not a timeout: any request may wait as long as the run.
+    config.timeout = Duration::from_secs(3_600);
+    config
+}
+
+/// What the worker shares, with nothing measured before 0 and no end but the count.
+fn shared(
+    config: Config,
+    clock: SimClock,
+    schedule: Option<Schedule>,
+    budget: Budget,
+) -> Shared<SimClock> {
+    Shared {
+        clock,
+        requests: RequestSet::build(&config),
+        schedule,
+        budget,
+        measure_start_ns: 0,
+        interval_phase_ns: 0,
+        end_ns: u64::MAX,
+        stop: AtomicBool::new(false),
+        progress: vec![ProgressSlot::default()],
+        config,
+    }
+}
+
+/// Runs one shard's stripe of the simulated schedule (`--shard I/N`): the same global slots
+/// at the same instants as the whole run, with the shard's share of the connections.
+pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
+    let clock = SimClock::new();
+    let mut config = sim_config(setup.connections);
     config.shard = shard;
     config.model = Model::Open {
         rate_per_s: setup.rate_per_s,
@@ -63,23 +122,11 @@ pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
     config.stop = Stop::Requests(setup.requests);
     // Naps would delay reads by design; the simulation checks the schedule and the recording.
     config.coalesce = Coalesce::Off;
-    // A stall is the server's, not a timeout: any request may wait as long as the run.
-    config.timeout = Duration::from_secs(3_600);
-    let shared = Shared {
-        clock: clock.clone(),
-        requests: RequestSet::build(&config),
-        schedule: Some(match shard {
-            Some(s) => Schedule::uniform(setup.rate_per_s, 0, setup.requests).striped(s),
-            None => Schedule::uniform(setup.rate_per_s, 0, setup.requests),
-        }),
-        budget: Budget::new(u64::MAX),
-        measure_start_ns: 0,
-        interval_phase_ns: 0,
-        end_ns: u64::MAX,
-        stop: AtomicBool::new(false),
-        progress: vec![ProgressSlot::default()],
-        config,
+    let schedule = match shard {
+        Some(s) => Schedule::uniform(setup.rate_per_s, 0, setup.requests).striped(s),
+        None => Schedule::uniform(setup.rate_per_s, 0, setup.requests),
     };
+    let shared = shared(config, clock.clone(), Some(schedule), Budget::new(u64::MAX));
     let conns = shared.config.own_connections();
     let io = SimIo::new(clock, &setup);
     Worker::with_io(0, &shared, conns, None, io).run().latency
@@ -95,6 +142,11 @@ struct SimIo {
     stall: Option<(u64, u64)>,
     /// Answers on their way: (arrival time, slot, the slot's generation when sent).
     in_flight: BinaryHeap<Reverse<(u64, usize, u64)>>,
+    /// One request at a time: when the server is next free (`None`: every request is served
+    /// at once, in parallel).
+    serial: Option<u64>,
+    /// Whether reads report their answers' arrival as the kernel's receive stamp.
+    stamps: bool,
     slots: Vec<SimSlot>,
     /// Connects started since the last poll; they finish at the next one.
     connects: Vec<usize>,
@@ -104,12 +156,14 @@ struct SimIo {
     events: Vec<Event>,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct SimSlot {
     /// Bumped by `close`, so answers to a closed connection never arrive.
     generation: u64,
-    /// Answers arrived and not yet read.
-    arrived: usize,
+    /// When each answer arrived that is not yet read.
+    arrived: VecDeque<u64>,
+    /// When the newest answer the last read returned arrived.
+    read_stamp: Option<u64>,
     /// Whether the last poll already reported the slot readable.
     reported: bool,
 }
@@ -121,6 +175,8 @@ impl SimIo {
             service_ns: setup.service_ns,
             stall: setup.stall,
             in_flight: BinaryHeap::new(),
+            serial: None,
+            stamps: false,
             slots: vec![SimSlot::default(); setup.connections],
             connects: Vec::new(),
             unread: Vec::new(),
@@ -145,7 +201,14 @@ impl Io for SimIo {
         let requests = bytes.windows(4).filter(|w| w == b"\r\n\r\n").count();
         let generation = self.slots[slot].generation;
         for _ in 0..requests {
-            let done = serve(now, self.service_ns, self.stall);
+            let done = match self.serial {
+                Some(free) => {
+                    let done = free.max(now) + self.service_ns;
+                    self.serial = Some(done);
+                    done
+                }
+                None => serve(now, self.service_ns, self.stall),
+            };
             self.in_flight.push(Reverse((done, slot, generation)));
         }
         Ok(bytes.len())
@@ -154,12 +217,12 @@ impl Io for SimIo {
     fn recv(&mut self, slot: usize, buf: &mut [u8]) -> Result<usize, Errno> {
         let s = &mut self.slots[slot];
         s.reported = false;
-        let n = s.arrived.min(buf.len() / ANSWER.len());
+        let n = s.arrived.len().min(buf.len() / ANSWER.len());
         if n == 0 {
             return Err(Errno::AGAIN);
         }
-        s.arrived -= n;
-        if s.arrived > 0 {
+        s.read_stamp = s.arrived.drain(..n).next_back();
+        if !s.arrived.is_empty() {
             s.reported = true;
             self.unread.push(slot);
         }
@@ -174,7 +237,8 @@ impl Io for SimIo {
     fn close(&mut self, slot: usize) {
         let s = &mut self.slots[slot];
         s.generation += 1;
-        s.arrived = 0;
+        s.arrived.clear();
+        s.read_stamp = None;
         s.reported = false;
     }
 
@@ -216,7 +280,7 @@ impl Io for SimIo {
             if s.generation != generation {
                 continue;
             }
-            s.arrived += 1;
+            s.arrived.push_back(t);
             if !std::mem::replace(&mut s.reported, true) {
                 self.events.push(Event {
                     slot,
@@ -234,6 +298,10 @@ impl Io for SimIo {
 
     fn nap(&mut self, ns: u64) {
         self.clock.advance_ns(ns);
+    }
+
+    fn received_at(&self, slot: usize) -> Option<u64> {
+        self.slots[slot].read_stamp.filter(|_| self.stamps)
     }
 }
 

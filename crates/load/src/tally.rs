@@ -260,9 +260,9 @@ impl Tally {
         self.res.naps += 1;
     }
 
-    /// Books one answered request, done at `now_ns`.
+    /// Books one answered request, done at `now_ns` and read `read_delay_ns` later.
     #[inline]
-    pub(crate) fn record(&mut self, a: &Answer, now_ns: u64) {
+    pub(crate) fn record(&mut self, a: &Answer, now_ns: u64, read_delay_ns: u64) {
         self.requests_all += 1;
         self.last_progress_ns = now_ns;
         self.mean_latency.add(now_ns.saturating_sub(a.sent_ns));
@@ -282,6 +282,7 @@ impl Tally {
         };
         rec.record(a.intended_ns, a.sent_ns, now_ns);
         self.res.requests += 1;
+        self.res.read_delay += Duration::from_nanos(read_delay_ns);
         self.res.tail_requests += u64::from(now_ns >= self.tail_from_ns);
         self.sec_count += 1;
         if let Some(n) = self.res.errors.status.get_mut(usize::from(a.code)) {

@@ -211,8 +211,8 @@ impl<I: Io> Io for TlsIo<I> {
         self.inner.received_at(slot)
     }
 
-    fn sync_clock(&mut self, run_now_ns: u64) {
-        self.inner.sync_clock(run_now_ns);
+    fn sync_clock(&mut self, run_now: &dyn Fn() -> u64) {
+        self.inner.sync_clock(run_now);
     }
 }
 

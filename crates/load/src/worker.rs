@@ -11,7 +11,7 @@
 //! `epoll_ctl` after connect (wrk re-arms EPOLLOUT around every write). User space is ~7% of
 //! the client's CPU in `perf record`; the rest is the kernel's TCP path.
 use crate::clock::Clock;
-use crate::config::{Config, RxTime, Stop};
+use crate::config::{Config, Stop};
 use crate::dispatch::Dispatch;
 use crate::io::Io;
 use crate::request::RequestSet;
@@ -134,11 +134,13 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
     /// than blocking until the server's next send has to wake it (see `coalesce`). Never past
     /// the next due request, housekeeping, or the end of the run.
     fn nap_after(&mut self, polled: usize, next_hk: u64) {
-        let cfg = &self.s.config;
-        let stamped = cfg.rx_time == RxTime::Kernel && cfg.unix_socket.is_none();
-        let nap = cfg
+        let seen = self.d.tally.mean_latency();
+        let open = self.d.open_now();
+        let nap = self
+            .s
+            .config
             .coalesce
-            .nap_ns(polled, self.d.tally.mean_latency(), stamped);
+            .nap_ns(polled, open, seen, self.d.stamped());
         // After the poll that carried the last answer of a `-n` run: end now, not a nap later.
         if nap == 0 || self.s.stop.load(Ordering::Relaxed) || self.finished() {
             return;
@@ -195,7 +197,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
 
     fn housekeeping(&mut self, now: u64) {
         let s = self.s;
-        self.d.io.sync_clock(now);
+        self.d.io.sync_clock(&|| s.clock.now_ns());
         self.d.tally.roll(now);
         self.d.tally.publish(&s.progress[self.id]);
         self.d.check_conns(now);

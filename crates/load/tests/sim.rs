@@ -114,3 +114,37 @@ fn shards_together_record_what_one_client_records() {
         }
     }
 }
+
+/// `--rx-time`: four connections against a server that answers one request at a time in
+/// 10 µs, the worker napping 1 ms after every small batch, so most answers arrive during a
+/// nap. Booked at their kernel receive stamps, no answer waited more than the four services
+/// ahead of it, and the nap shows as read delay instead; booked at the read, the nap is in
+/// the latency.
+#[test]
+fn answers_that_arrive_during_a_nap_are_booked_when_they_arrived() {
+    use std::time::Duration;
+    use twelve_load::RxTime;
+    use twelve_load::sim::simulate_closed_naps;
+    const US: u64 = 1_000;
+    let nap = Duration::from_millis(1);
+    let kernel = simulate_closed_naps(4, 400, 10 * US, nap, RxTime::Kernel);
+    let read = simulate_closed_naps(4, 400, 10 * US, nap, RxTime::Read);
+    for r in [&kernel, &read] {
+        assert_eq!(r.requests, 400);
+        assert!(r.naps > 90, "{} naps", r.naps);
+    }
+    // At most the three answers queued ahead of it, and its own: 40 µs (HDR's 3 digits).
+    let worst = kernel.latency.uncorrected.max();
+    assert!(worst <= 40_100, "kernel stamps: max latency {worst} ns");
+    assert!(kernel.latency.uncorrected.min() >= 10 * US);
+    // The same run booked at the read: most answers waited out a nap.
+    let p50 = read.latency.uncorrected.value_at_quantile(0.5);
+    assert!(p50 >= 900 * US, "read time: p50 {p50} ns");
+    // What the stamps took out of the latency is the read delay, and only there.
+    assert_eq!(read.read_delay, Duration::ZERO);
+    let per_answer = kernel.read_delay.as_nanos() as u64 / kernel.requests;
+    assert!(
+        per_answer >= 900 * US,
+        "kernel stamps: read delay {per_answer} ns an answer"
+    );
+}

@@ -205,6 +205,9 @@ pub struct Client {
     pub cpu_s: f64,
     /// Worker CPU time per response, ns.
     pub cpu_ns_per_request: f64,
+    /// Mean time a response waited in the client after the kernel received it (naps, other
+    /// connections' work), µs: left out of the latency with `--rx-time kernel`.
+    pub read_delay_us: f64,
     /// Busiest worker's busy share, 0–1.
     pub max_busy: f64,
     /// True when a worker was ≥ 90% busy: the figures measure the client.
@@ -346,6 +349,7 @@ impl Client {
         Self {
             cpu_s: s.client.cpu.as_secs_f64(),
             cpu_ns_per_request: s.client.cpu_ns_per_request,
+            read_delay_us: s.client.read_delay_ns / 1_000.0,
             max_busy: s.client.max_busy,
             client_bound: s.client.client_bound,
             note: s.client.client_bound.then(|| CLIENT_BOUND_NOTE.to_string()),

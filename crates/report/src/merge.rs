@@ -143,6 +143,10 @@ fn check(reports: &[ShardReport]) -> Result<ShardIn, MergeError> {
             (c.planned_duration_s == f.planned_duration_s, "the duration"),
             (c.warmup_s == f.warmup_s, "the warm-up"),
             (c.keep_alive == f.keep_alive, "keep-alive"),
+            (
+                c.rx_time == f.rx_time,
+                "when a response counts as received (--rx-time)",
+            ),
         ];
         if let Some((_, what)) = same.iter().find(|(ok, _)| !ok) {
             return Err(MergeError::Mismatch(i, what));

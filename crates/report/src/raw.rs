@@ -71,6 +71,10 @@ pub struct RawWorker {
     pub context_switches: u64,
     /// Naps (`--coalesce`).
     pub naps: u64,
+    /// Summed wait of the responses between kernel receipt and read, ns; absent in reports
+    /// written before it was recorded.
+    #[serde(default)]
+    pub read_delay_ns: u64,
     /// Complete responses in the last 20% of a timed run's window (the self-check's end
     /// rate); absent in reports written before it was recorded.
     #[serde(default)]
@@ -161,6 +165,7 @@ impl RawWorker {
             wall_ns: ns(w.wall_time),
             context_switches: w.context_switches,
             naps: w.naps,
+            read_delay_ns: ns(w.read_delay),
             tail_requests: w.tail_requests,
             errors: RawErrors {
                 connect_refused: e.connect_refused,
@@ -212,6 +217,7 @@ impl RawWorker {
             wall_time: Duration::from_nanos(self.wall_ns),
             context_switches: self.context_switches,
             naps: self.naps,
+            read_delay: Duration::from_nanos(self.read_delay_ns),
             tail_requests: self.tail_requests,
             errors,
             conns: ConnCounts {

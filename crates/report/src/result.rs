@@ -218,6 +218,10 @@ pub struct WorkerResult {
     pub context_switches: u64,
     /// Naps taken after small batches of responses (`--coalesce`), whole run.
     pub naps: u64,
+    /// Summed over the measured responses: how long each waited in the client between its
+    /// kernel receive stamp and the read that booked it (`--rx-time kernel`; 0 otherwise).
+    /// Time a closed-model connection spends here is not spent at the server.
+    pub read_delay: Duration,
     /// Failures by class (measured window).
     pub errors: Errors,
     /// Connection accounting (whole run, warm-up included: connections open during it).
@@ -302,6 +306,18 @@ impl RunResult {
     /// Client CPU time summed over workers.
     pub fn client_cpu(&self) -> Duration {
         self.workers.iter().map(|w| w.cpu_time).sum()
+    }
+
+    /// Mean time a response waited in the client after the kernel received it, ns (0 when
+    /// none completed, or without kernel receive stamps).
+    pub fn read_delay_ns_mean(&self) -> f64 {
+        let n = self.requests();
+        let sum: Duration = self.workers.iter().map(|w| w.read_delay).sum();
+        if n == 0 {
+            0.0
+        } else {
+            sum.as_nanos() as f64 / n as f64
+        }
     }
 
     /// Client CPU ns per complete response (0 when none completed).

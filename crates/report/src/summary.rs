@@ -85,6 +85,8 @@ pub struct ClientFigures {
     pub cpu: Duration,
     /// Worker CPU time per complete response, ns (0 when none completed).
     pub cpu_ns_per_request: f64,
+    /// Mean wait of a response in the client after its kernel receive stamp, ns.
+    pub read_delay_ns: f64,
     /// The busiest worker's busy share, 0–1.
     pub max_busy: f64,
     /// Whether the client, not the server, limited the run (a worker ≥ 90% busy).
@@ -145,6 +147,7 @@ impl Summary {
             client: ClientFigures {
                 cpu: run.client_cpu(),
                 cpu_ns_per_request: run.cpu_ns_per_request(),
+                read_delay_ns: run.read_delay_ns_mean(),
                 max_busy: run.max_busy(),
                 client_bound: run.client_bound(),
             },

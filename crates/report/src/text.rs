@@ -253,6 +253,14 @@ fn client(o: &mut String, s: &Summary) {
     if naps > 0 {
         let _ = write!(o, ", {naps} naps after small batches (--coalesce)");
     }
+    // Time out of the latency but not out of a closed-model connection's cycle: say it.
+    if cl.read_delay_ns >= 1_000.0 {
+        let _ = write!(
+            o,
+            ", responses read {} after they arrived (mean)",
+            latency_us(cl.read_delay_ns / 1_000.0)
+        );
+    }
     let _ = writeln!(o);
 }
 

@@ -181,6 +181,11 @@ refused!(
     MergeError::Mismatch(1, _)
 );
 refused!(
+    shards_booked_at_different_receive_times_are_refused,
+    |r| r[1].config.rx_time = Some("read".into()),
+    MergeError::Mismatch(1, _)
+);
+refused!(
     a_report_without_raw_is_refused,
     |r| r[0].raw = None,
     MergeError::NotAShard(0)

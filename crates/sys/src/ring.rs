@@ -227,13 +227,9 @@ pub struct Ring {
     msg: Box<MsgHdr>,
 }
 
-/// A `msghdr` the ring owns; only its lengths matter to a multishot `recvmsg`.
+/// A `msghdr` the ring owns; only its lengths matter to a multishot `recvmsg` (its pointers
+/// stay null: the kernel writes into provided buffers).
 struct MsgHdr(libc::msghdr);
-
-// SAFETY: the header's pointers are all null (no name, iovec or control pointer: a multishot
-// recvmsg takes only the lengths and writes into provided buffers), so nothing it points at
-// could be shared across threads.
-unsafe impl Send for MsgHdr {}
 
 /// The bytes a multishot `recvmsg` puts before the payload in each buffer: the
 /// `io_uring_recvmsg_out` header (4 × u32), no name, then the control space.
@@ -287,6 +283,7 @@ impl Ring {
         let needed = [
             opcode::AcceptMulti::CODE,
             opcode::RecvMulti::CODE,
+            // IORING_OP_RECVMSG (5.3); its multishot flag came with 6.0, as `RecvMulti`'s did.
             opcode::RecvMsgMulti::CODE,
             opcode::Send::CODE,
             opcode::PollAdd::CODE,
@@ -421,7 +418,15 @@ impl Ring {
     /// and each [`RecvBuf`] also carries the kernel's receive stamp when the socket has them
     /// on ([`crate::stamp::enable`]). Needs buffers larger than the 80 bytes of header and
     /// control space each one then starts with.
+    ///
+    /// # Panics
+    /// If the ring's buffers are 80 bytes or smaller: every receive would then fail or read
+    /// as EOF.
     pub fn recv_msg_multi(&mut self, fd: BorrowedFd<'_>, tag: u64) -> OpId {
+        assert!(
+            self.bufs.size as usize > RECVMSG_HEAD,
+            "recvmsg buffers must be larger than their {RECVMSG_HEAD}-byte head"
+        );
         let ud = self.slot(tag, Pending::RecvMsg);
         let msg = std::ptr::from_ref(&self.msg.0);
         let entry = opcode::RecvMsgMulti::new(types::Fd(fd.as_raw_fd()), msg, BGID)
@@ -658,6 +663,8 @@ impl Ring {
                 eprintln!("twelve-sys: io_uring recvmsg buffer without its header");
                 std::process::abort();
             }
+            // As for `stamp::recv`: the control space holds the one message asked for.
+            debug_assert_eq!(word(12) & libc::MSG_CTRUNC as u32, 0, "control cut short");
             let control = (word(4) as usize).min(crate::stamp::CONTROL_SPACE);
             buf.stamp = crate::stamp::parse(&head[16..16 + control]);
             let payload = word(8) as usize;
@@ -677,9 +684,9 @@ impl Ring {
     pub fn bytes(&self, buf: &RecvBuf) -> &[u8] {
         let start = usize::from(buf.bid) * self.bufs.size as usize + usize::from(buf.start);
         // SAFETY: `buf` was handed out by `received`, which checked `bid < entries` and
-        // `start + len <= size` (the completion's length, at most `size`, covers both); the kernel does not write to a handed-out buffer until it is
-        // recycled, which consumes the `RecvBuf` and needs `&mut self`, so this borrow ends
-        // first. The kernel wrote these `len` bytes before posting the completion.
+        // `start + len <= size` (the completion's length, at most `size`, covers both); the
+        // kernel does not write to a handed-out buffer until it is recycled, which consumes the
+        // `RecvBuf` and needs `&mut self`, so this borrow ends first. The kernel wrote these `len` bytes before posting the completion.
         unsafe { std::slice::from_raw_parts(self.bufs.data.as_ptr().add(start), buf.len()) }
     }
 

@@ -1,12 +1,13 @@
 //! Kernel receive timestamps: when the kernel took a socket's bytes in, not when a reader
 //! got around to reading them.
 //!
-//! With `SO_TIMESTAMPNS` set, every skb is stamped as it enters the receive path
-//! (`net_timestamp_check` in `netif_rx`), and a TCP `recvmsg` reports the stamp of the newest
-//! skb it read as an `SCM_TIMESTAMPNS` control message (`tcp_recv_timestamp`,
-//! net/ipv4/tcp.c). On loopback the stamp is taken in the sender's `send`, so it is the
-//! moment the response became readable. A load generator that reads late (after a nap, or
-//! behind a busy loop) can still book each response at that moment.
+//! With `SO_TIMESTAMPNS` set, the kernel stamps each packet on its way into the local receive
+//! path (`net_timestamp_check`), and a TCP `recvmsg` reports the stamp of the newest skb it read
+//! as an `SCM_TIMESTAMPNS` control message (`tcp_recv_timestamp`, net/ipv4/tcp.c). On loopback
+//! that happens within the sender's `send` or the softirq it raises, before the bytes are
+//! readable: the stamp is the moment the response arrived, whenever it is read. A load generator
+//! that reads late (after a nap, or behind a busy loop) can still book each response at that
+//! moment (this module's tests check the order: the send's start, the stamp, the read's end).
 //!
 //! The stamp is CLOCK_REALTIME (socket(7)): [`realtime_ns`] lets a caller map it onto its own
 //! monotonic clock.
@@ -21,8 +22,10 @@ use std::io;
 /// Linux; twice that leaves room should another option add its own message.
 pub const CONTROL_SPACE: usize = 64;
 
-/// `struct cmsghdr` on 64-bit Linux: `cmsg_len` (a `size_t`), `cmsg_level`, `cmsg_type`.
+/// `struct cmsghdr` on 64-bit Linux: `cmsg_len` (a `size_t`), `cmsg_level`, `cmsg_type`. The
+/// parser reads that layout byte by byte; this build-time check keeps it honest.
 const CMSG_HEADER: usize = 16;
+const _: () = assert!(size_of::<libc::cmsghdr>() == CMSG_HEADER);
 
 /// Turns on `SO_TIMESTAMPNS`: each read of this socket may then carry its receive stamp.
 pub fn enable(fd: BorrowedFd<'_>) -> io::Result<()> {
@@ -66,6 +69,12 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<(usize, Option<u64>), 
     if n < 0 {
         return Err(Errno::from_io_error(&io::Error::last_os_error()).unwrap_or(Errno::IO));
     }
+    // CONTROL_SPACE holds the one message asked for; a cut one would only lose the stamp.
+    debug_assert_eq!(
+        msg.msg_flags & libc::MSG_CTRUNC,
+        0,
+        "control messages cut short"
+    );
     let len = msg.msg_controllen.min(CONTROL_SPACE);
     // SAFETY: `control` is CONTROL_SPACE initialised bytes (zeroed above, then written by the
     // kernel); viewing u64s as bytes is always valid, and `len` is within them.
@@ -86,7 +95,8 @@ pub fn parse(control: &[u8]) -> Option<u64> {
         };
         let len = usize::try_from(u64::from_ne_bytes(control[at..at + 8].try_into().ok()?)).ok()?;
         let (level, kind) = (word(8).ok()?, word(12).ok()?);
-        if len < CMSG_HEADER || control.len() < at + len {
+        let end = at.checked_add(len)?;
+        if len < CMSG_HEADER || control.len() < end {
             return None;
         }
         if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS && len >= CMSG_HEADER + 16 {
@@ -98,7 +108,7 @@ pub fn parse(control: &[u8]) -> Option<u64> {
             return sec.checked_mul(1_000_000_000)?.checked_add(nsec);
         }
         // CMSG_NXTHDR: the next header starts at the next `size_t` boundary.
-        at += len.div_ceil(8) * 8;
+        at = at.checked_add(len.div_ceil(8) * 8)?;
     }
     None
 }
@@ -154,6 +164,15 @@ mod tests {
             (
                 "negative seconds",
                 cmsg(libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, &timespec(-1, 0)),
+                None,
+            ),
+            (
+                "a second message claiming more than there is",
+                {
+                    let mut huge = stamp.clone();
+                    huge[..8].copy_from_slice(&u64::MAX.to_ne_bytes());
+                    [other.clone(), huge].concat()
+                },
                 None,
             ),
         ];
