@@ -73,7 +73,7 @@ done
   echo "  client with --io epoll; twelve-full resumes no session (--no-tls-resume); twelve-noverify"
   echo "  verifies no certificate chain (--insecure) and, per request, resumes no session either:"
   echo "  what wrk and h2load do; twelve-read books each response when it was read (--rx-time"
-  echo "  read), so it naps as briefly as before the kernel's receive stamps (keep-alive only)"
+  echo "  read), so it naps as briefly as before the kernel's receive stamps"
 } > "$OUT/README.md"
 
 pids_on() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
@@ -165,7 +165,8 @@ clients_against() { # PORT TSV
     for r in $(seq "$ROUNDS"); do
       clients=(twelve twelve-epoll twelve-noverify h2load wrk)
       # Connection per request: twelve also without resumption, a full handshake each time.
-      if [ "$w" = close ]; then clients+=(twelve-full); else clients+=(twelve-read); fi
+      if [ "$w" = close ]; then clients+=(twelve-full); fi
+      clients+=(twelve-read)
       for c in "${clients[@]}"; do
         raw="$OUT/raw/$(basename "$2" .tsv)-$w-$c-$r.txt"
         client_cmd "$c" "$w" "$1" "$CLIENT_CONNS"
