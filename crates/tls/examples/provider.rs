@@ -2,8 +2,8 @@
 //! TLS 1.3 handshakes (client and server together, in memory) and 16 KiB application records
 //! (encrypt and decrypt). The measurement behind twelve-tls's choice of provider.
 //!
-//! `cargo run --release -p twelve-tls --example provider --features testing`            (ring)
-//! `cargo run --release -p twelve-tls --example provider --features testing,aws-lc`     (both)
+//! `cargo run --release -p twelve-tls --example provider --features testing`            (aws-lc)
+//! `cargo run --release -p twelve-tls --example provider --features testing,ring`       (both)
 //!
 //! Figures from a shared, noisy machine are indications, not claims.
 use rustls::crypto::CryptoProvider;
@@ -28,7 +28,7 @@ fn configs(pki: &Pki, provider: CryptoProvider) -> (Arc<ServerConfig>, Arc<Clien
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .unwrap();
-    server.ticketer = rustls::crypto::ring::Ticketer::new().unwrap();
+    server.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().unwrap();
     let mut roots = RootCertStore::empty();
     for c in CertificateDer::pem_file_iter(&pki.ca_pem).unwrap() {
         roots.add(c.unwrap()).unwrap();
@@ -124,8 +124,8 @@ fn main() {
     let pki = Pki::new("provider-bench");
     for round in 0..3 {
         println!("round {round}");
-        measure("ring", rustls::crypto::ring::default_provider, &pki);
-        #[cfg(feature = "aws-lc")]
         measure("aws-lc", rustls::crypto::aws_lc_rs::default_provider, &pki);
+        #[cfg(feature = "ring")]
+        measure("ring", rustls::crypto::ring::default_provider, &pki);
     }
 }

@@ -7,8 +7,9 @@
 //! chains and keys and swaps them on reload; [`ClientTls`] builds the load generator's client
 //! configuration (SNI, roots, `--insecure`, versions, resumption).
 //!
-//! Crypto provider: ring. It builds with a C compiler only, where aws-lc-rs needs cmake on
-//! this machine and in CI (docs/ARCHITECTURE.md, "TLS").
+//! Crypto provider: aws-lc-rs. Its X25519 takes half of ring's time, which is most of what a
+//! full handshake's key exchange costs either side (docs/ARCHITECTURE.md, "TLS"); it builds
+//! with a C compiler, no cmake.
 #![forbid(unsafe_code)]
 
 mod client;
@@ -27,21 +28,22 @@ pub use session::Session;
 
 /// The crypto provider every configuration here uses.
 pub(crate) fn provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
-    std::sync::Arc::new(rustls::crypto::ring::default_provider())
+    std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider())
 }
 
-/// The load generator's provider: ring's, with the AES-128-GCM/SHA-256 suites offered first.
+/// The load generator's provider: aws-lc-rs's, with the AES-128-GCM/SHA-256 suites offered
+/// first.
 ///
 /// A TLS 1.3 server takes the client's order, so this decides the suite. rustls lists
-/// AES-256-GCM/SHA-384 first, whose handshake hashes with SHA-384: ring has no vector path for
-/// SHA-512's block function on x86-64, and it took 8.1% of a full-handshake client's CPU in
-/// perf (`--close --no-tls-resume`), where SHA-256 runs on the SHA extensions. AES-128 is
-/// also four rounds shorter per block than AES-256. TLS_AES_128_GCM_SHA256 is the suite every
+/// AES-256-GCM/SHA-384 first, whose handshake hashes with SHA-384: with ring, which has no
+/// vector path for SHA-512's block function on x86-64, that took 8.1% of a full-handshake
+/// client's CPU in perf (`--close --no-tls-resume`), where SHA-256 runs on the SHA
+/// extensions. AES-128 is also four rounds shorter per block than AES-256. TLS_AES_128_GCM_SHA256 is the suite every
 /// TLS 1.3 implementation must have (RFC 8446 §9.1), and browsers offer it first, so this is
 /// also the suite real clients bring.
 pub(crate) fn client_provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
     use rustls::CipherSuite as S;
-    let mut p = rustls::crypto::ring::default_provider();
+    let mut p = rustls::crypto::aws_lc_rs::default_provider();
     // A stable sort: only the AES-128-GCM/SHA-256 suites move, ahead of the rest.
     p.cipher_suites.sort_by_key(|s| {
         !matches!(

@@ -55,7 +55,7 @@ impl ServerTls {
         // Tickets (RFC 8446 §4.6.1, RFC 5077) keep resumption stateless across the
         // shared-nothing workers: any worker can decrypt a ticket another issued, where a
         // session-id cache would be per process and locked.
-        config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(TlsError::Config)?;
+        config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().map_err(TlsError::Config)?;
         Ok(Self {
             config: Arc::new(config),
             current,

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# ab.sh OLD NEW [ROUNDS] - two twelve binaries as TLS clients, and wrk beside them, against one
+# uncapped nginx (bench/nginx-tls.conf, one worker) on CPU 0; each client on CPU 1, -c64, 6 s,
+# interleaved (OLD NEW wrk OLD NEW wrk ...); one row per run: its CPU per request.
+# MODE=close-noverify (default: a new connection per request, no resumption, no chain
+# verification: what wrk does), close (resumption on, --cacert), json (keep-alive).
+# Stops what it starts by PID.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+OLD=$1; NEW=$2; ROUNDS=${3:-5}; PORT=8444; MODE=${MODE:-close-noverify}
+PKI=$(mktemp -d /tmp/twelve-tls-ab.XXXXXX)
+"$ROOT/bench/tls-pki.sh" "$PKI"
+sed -e "s|@DIR@|$PKI|g" -e "s|@CERT@|$PKI/chain.pem|" -e "s|@KEY@|$PKI/key.pem|" \
+  -e "s|@PORT@|$PORT|" "$ROOT/bench/nginx-tls.conf" > "$PKI/nginx.conf"
+ulimit -n "$(ulimit -Hn)"
+taskset -c 0 nginx -p "$PKI" -e "$PKI/error.log" -c "$PKI/nginx.conf" &
+NGINX=$!
+trap 'kill $NGINX 2>/dev/null; wait $NGINX 2>/dev/null; rm -rf "$PKI"' EXIT
+for _ in $(seq 50); do curl -sfk "https://127.0.0.1:$PORT/json" >/dev/null && break; sleep 0.2; done
+URL="https://localhost:$PORT/json"
+case $MODE in
+  close-noverify) TW=(--close --insecure --no-tls-resume); WRK=(-H 'Connection: close') ;;
+  close) TW=(--close --cacert "$PKI/ca.pem"); WRK=(-H 'Connection: close') ;;
+  json) TW=(--cacert "$PKI/ca.pem"); WRK=() ;;
+esac
+echo -e "round\tclient\trequests\tcpu_s\tus_per_req"
+for r in $(seq "$ROUNDS"); do
+  for c in old new wrk; do
+    case $c in
+      old) cmd=("$OLD" bench -t1 -c64 -d6s --warmup 0 --cpus 1 --json "${TW[@]}" "$URL") ;;
+      new) cmd=("$NEW" bench -t1 -c64 -d6s --warmup 0 --cpus 1 --json "${TW[@]}" "$URL") ;;
+      wrk) cmd=(wrk -t1 -c64 -d6s "${WRK[@]}" "$URL") ;;
+    esac
+    python3 -c 'import os,sys,subprocess,json,re
+p=subprocess.run(sys.argv[3:],capture_output=True,text=True)
+t=p.stdout
+if sys.argv[2]=="wrk": n=int(re.search(r"(\d+) requests in",t).group(1))
+else: n=json.JSONDecoder().raw_decode(t, t.index("{"))[0]["requests"]
+u=os.times(); cpu=u.children_user+u.children_system
+print(f"{sys.argv[1]}\t{sys.argv[2]}\t{n}\t{cpu:.3f}\t{cpu*1e6/n:.2f}")' \
+      "$r" "$c" taskset -c 1 "${cmd[@]}"
+  done
+done
