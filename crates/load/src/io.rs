@@ -49,6 +49,11 @@ pub(crate) trait Io {
     fn received_at(&self, _slot: usize) -> Option<u64> {
         None
     }
+    /// Whether bytes already received wait for a read that the next poll will report (a read
+    /// cut short at a stamp change, plaintext a TLS session holds): no time to nap.
+    fn has_pending(&self) -> bool {
+        false
+    }
     /// Maps the kernel's receive stamps (CLOCK_REALTIME) onto the run's clock (`run_now`
     /// reads it); called every housekeeping tick, so a step of the wall clock (`settimeofday`,
     /// an NTP step) misplaces stamps for one tick at most. (Slewing moves both clocks alike.)

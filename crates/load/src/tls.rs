@@ -214,6 +214,10 @@ impl<I: Io> Io for TlsIo<I> {
     fn sync_clock(&mut self, run_now: &dyn Fn() -> u64) {
         self.inner.sync_clock(run_now);
     }
+
+    fn has_pending(&self) -> bool {
+        !self.again.is_empty() || self.inner.has_pending()
+    }
 }
 
 /// One blocking handshake to the first target before the run: a certificate that does not

@@ -13,7 +13,10 @@
 //! - `send` copies the window into the slot's own buffer, queues the send, and reports it all
 //!   taken: a short completion is resubmitted here, and a failed one shows up as the
 //!   connection's next `recv` error (counted as a read error). So a write never stalls from
-//!   the dispatch's view and `want_write` has nothing to do.
+//!   the dispatch's view and `want_write` has nothing to do. The request's send time is taken
+//!   when the dispatch hands it over, and the send leaves with the turn's `io_uring_enter` (or
+//!   just before a nap): on this engine the latency also holds the rest of the turn's work,
+//!   which on epoll, sending at once, falls into the read delay instead.
 //! - `close` cancels the connection's operations; the descriptor is closed through the ring
 //!   once their last completion arrived (closing it earlier would leave the multishot receive
 //!   holding the socket). The slot can connect again at once: completions carry the
@@ -394,6 +397,10 @@ impl Io for UringIo {
     #[inline]
     fn received_at(&self, slot: usize) -> Option<u64> {
         self.clock.to_run(self.slots[slot].stamp)
+    }
+
+    fn has_pending(&self) -> bool {
+        !self.again.is_empty()
     }
 
     fn sync_clock(&mut self, run_now: &dyn Fn() -> u64) {

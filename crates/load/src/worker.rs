@@ -142,7 +142,12 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             .coalesce
             .nap_ns(polled, open, seen, self.d.stamped());
         // After the poll that carried the last answer of a `-n` run: end now, not a nap later.
-        if nap == 0 || self.s.stop.load(Ordering::Relaxed) || self.finished() {
+        // And never with received bytes waiting for the next poll's read.
+        if nap == 0
+            || self.s.stop.load(Ordering::Relaxed)
+            || self.finished()
+            || self.d.io.has_pending()
+        {
             return;
         }
         let now = self.s.clock.now_ns();

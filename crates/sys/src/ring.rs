@@ -663,8 +663,8 @@ impl Ring {
                 eprintln!("twelve-sys: io_uring recvmsg buffer without its header");
                 std::process::abort();
             }
-            // As for `stamp::recv`: the control space holds the one message asked for.
-            debug_assert_eq!(word(12) & libc::MSG_CTRUNC as u32, 0, "control cut short");
+            // The control space holds the one message asked for; were it cut (MSG_CTRUNC in
+            // the header's flags), `parse` finds no whole stamp and the read time stands in.
             let control = (word(4) as usize).min(crate::stamp::CONTROL_SPACE);
             buf.stamp = crate::stamp::parse(&head[16..16 + control]);
             let payload = word(8) as usize;
@@ -686,7 +686,8 @@ impl Ring {
         // SAFETY: `buf` was handed out by `received`, which checked `bid < entries` and
         // `start + len <= size` (the completion's length, at most `size`, covers both); the
         // kernel does not write to a handed-out buffer until it is recycled, which consumes the
-        // `RecvBuf` and needs `&mut self`, so this borrow ends first. The kernel wrote these `len` bytes before posting the completion.
+        // `RecvBuf` and needs `&mut self`, so this borrow ends first. The kernel wrote these
+        // `len` bytes before posting the completion.
         unsafe { std::slice::from_raw_parts(self.bufs.data.as_ptr().add(start), buf.len()) }
     }
 

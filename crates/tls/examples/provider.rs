@@ -15,7 +15,15 @@ use std::sync::Arc;
 use std::time::Instant;
 use twelve_tls::testing::Pki;
 
-fn configs(pki: &Pki, provider: CryptoProvider) -> (Arc<ServerConfig>, Arc<ClientConfig>) {
+/// Each provider's own session-ticket encrypter, so that resumption is measured on one
+/// provider throughout.
+type Ticketer = fn() -> Result<Arc<dyn rustls::server::ProducesTickets>, rustls::Error>;
+
+fn configs(
+    pki: &Pki,
+    provider: CryptoProvider,
+    ticketer: Ticketer,
+) -> (Arc<ServerConfig>, Arc<ClientConfig>) {
     let provider = Arc::new(provider);
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&pki.cert)
         .unwrap()
@@ -28,7 +36,7 @@ fn configs(pki: &Pki, provider: CryptoProvider) -> (Arc<ServerConfig>, Arc<Clien
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .unwrap();
-    server.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().unwrap();
+    server.ticketer = ticketer().unwrap();
     let mut roots = RootCertStore::empty();
     for c in CertificateDer::pem_file_iter(&pki.ca_pem).unwrap() {
         roots.add(c.unwrap()).unwrap();
@@ -99,10 +107,10 @@ fn records(server: &Arc<ServerConfig>, client: &Arc<ClientConfig>, n: u32) -> f6
     t.elapsed().as_nanos() as f64 / f64::from(n)
 }
 
-fn measure(name: &str, provider: impl Fn() -> CryptoProvider, pki: &Pki) {
-    let (server, client) = configs(pki, provider());
+fn measure(name: &str, provider: impl Fn() -> CryptoProvider, ticketer: Ticketer, pki: &Pki) {
+    let (server, client) = configs(pki, provider(), ticketer);
     let (_, no_resume) = {
-        let (s, c) = configs(pki, provider());
+        let (s, c) = configs(pki, provider(), ticketer);
         let mut c = (*c).clone();
         c.resumption = rustls::client::Resumption::disabled();
         (s, Arc::new(c))
@@ -124,8 +132,18 @@ fn main() {
     let pki = Pki::new("provider-bench");
     for round in 0..3 {
         println!("round {round}");
-        measure("aws-lc", rustls::crypto::aws_lc_rs::default_provider, &pki);
+        measure(
+            "aws-lc",
+            rustls::crypto::aws_lc_rs::default_provider,
+            rustls::crypto::aws_lc_rs::Ticketer::new,
+            &pki,
+        );
         #[cfg(feature = "ring")]
-        measure("ring", rustls::crypto::ring::default_provider, &pki);
+        measure(
+            "ring",
+            rustls::crypto::ring::default_provider,
+            rustls::crypto::ring::Ticketer::new,
+            &pki,
+        );
     }
 }

@@ -26,24 +26,40 @@ pub use rustls::pki_types;
 pub use server::ServerTls;
 pub use session::Session;
 
-/// The crypto provider every configuration here uses.
+/// The key exchanges both sides offer, in order: X25519, then the NIST curves, as with ring
+/// before (and as wrk, h2load and nginx on OpenSSL 3.0 offer). aws-lc-rs's defaults add the
+/// X25519MLKEM768 hybrid; a server takes the client's order, so a client that lists the hybrid
+/// first (OpenSSL 3.5, browsers) would make every full handshake pay an ML-KEM encapsulation
+/// and 1.1 KB more, and a client listing it would invite a HelloRetryRequest from servers that
+/// prefer it. Post-quantum key exchange is left for a deliberate, measured choice.
+const KX_GROUPS: &[&dyn rustls::crypto::SupportedKxGroup] = &[
+    rustls::crypto::aws_lc_rs::kx_group::X25519,
+    rustls::crypto::aws_lc_rs::kx_group::SECP256R1,
+    rustls::crypto::aws_lc_rs::kx_group::SECP384R1,
+];
+
+/// The crypto provider every configuration here uses: aws-lc-rs with [`KX_GROUPS`].
 pub(crate) fn provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
-    std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+    let mut p = rustls::crypto::aws_lc_rs::default_provider();
+    p.kx_groups = KX_GROUPS.to_vec();
+    std::sync::Arc::new(p)
 }
 
-/// The load generator's provider: aws-lc-rs's, with the AES-128-GCM/SHA-256 suites offered
+/// The load generator's provider: [`provider`]'s, with the AES-128-GCM/SHA-256 suites offered
 /// first.
 ///
 /// A TLS 1.3 server takes the client's order, so this decides the suite. rustls lists
-/// AES-256-GCM/SHA-384 first, whose handshake hashes with SHA-384: with ring, which has no
-/// vector path for SHA-512's block function on x86-64, that took 8.1% of a full-handshake
-/// client's CPU in perf (`--close --no-tls-resume`), where SHA-256 runs on the SHA
-/// extensions. AES-128 is also four rounds shorter per block than AES-256. TLS_AES_128_GCM_SHA256 is the suite every
-/// TLS 1.3 implementation must have (RFC 8446 §9.1), and browsers offer it first, so this is
-/// also the suite real clients bring.
+/// AES-256-GCM/SHA-384 first, whose handshake hashes with SHA-384. With ring (the provider
+/// before aws-lc-rs), which has no vector path for SHA-512's block function on x86-64, that
+/// took 8.1% of a full-handshake client's CPU in perf (`--close --no-tls-resume`), where
+/// SHA-256 runs on the SHA extensions; not re-measured on aws-lc-rs. AES-128 is also four
+/// rounds shorter per block than AES-256. TLS_AES_128_GCM_SHA256 is the suite every TLS 1.3
+/// implementation must have (RFC 8446 §9.1), and browsers offer it first, so this is also the
+/// suite real clients bring.
 pub(crate) fn client_provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
     use rustls::CipherSuite as S;
     let mut p = rustls::crypto::aws_lc_rs::default_provider();
+    p.kx_groups = KX_GROUPS.to_vec();
     // A stable sort: only the AES-128-GCM/SHA-256 suites move, ahead of the rest.
     p.cipher_suites.sort_by_key(|s| {
         !matches!(

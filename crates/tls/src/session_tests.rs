@@ -74,6 +74,17 @@ fn handshake_then_plaintext_both_ways_on_both_versions() {
 
 const ALPN: &[u8] = b"http/1.1";
 
+/// Both sides offer exactly X25519, P-256 and P-384, in that order (`KX_GROUPS`): no
+/// post-quantum hybrid slips in with a provider's defaults.
+#[test]
+fn both_sides_offer_the_same_three_key_exchanges() {
+    use rustls::NamedGroup as G;
+    for p in [crate::provider(), crate::client_provider()] {
+        let groups: Vec<G> = p.kx_groups.iter().map(|g| g.name()).collect();
+        assert_eq!(groups, [G::X25519, G::secp256r1, G::secp384r1]);
+    }
+}
+
 /// The load generator offers AES-128-GCM with SHA-256 first (see `client_provider`), and
 /// the server takes the client's order, on both versions.
 #[test]
