@@ -18,8 +18,6 @@ pub(crate) struct EpollIo {
     /// The socket of each slot, while it has one.
     fds: Vec<Option<OwnedFd>>,
     events: Vec<epoll::Event>,
-    /// `--rx-time kernel`: reads are `recvmsg`s that bring the kernel's receive stamp.
-    stamps: bool,
     /// Each slot's stamp from its last read (realtime ns), if it had one.
     stamped: Vec<Option<u64>>,
     clock: RxClock,
@@ -30,7 +28,6 @@ impl EpollIo {
     pub(crate) fn new(dialer: Dialer, slots: usize) -> std::io::Result<Self> {
         Ok(Self {
             ep: epoll::create(epoll::CreateFlags::CLOEXEC)?,
-            stamps: dialer.stamps(),
             dialer,
             fds: (0..slots).map(|_| None).collect(),
             events: Vec::with_capacity(256),
@@ -75,7 +72,8 @@ impl Io for EpollIo {
     #[inline]
     fn recv(&mut self, slot: usize, buf: &mut [u8]) -> Result<usize, Errno> {
         let fd = self.fds[slot].as_ref().ok_or(Errno::BADF)?;
-        if self.stamps {
+        // `--rx-time kernel`: a `recvmsg` that brings the kernel's receive stamp.
+        if self.dialer.stamps() {
             let (n, stamp) = twelve_sys::stamp::recv(fd.as_fd(), buf)?;
             self.stamped[slot] = stamp;
             return Ok(n);

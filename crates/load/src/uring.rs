@@ -78,13 +78,11 @@ pub(crate) struct UringIo {
     rearm: Vec<usize>,
     done: Vec<Completion>,
     events: Vec<Event>,
-    /// `--rx-time kernel`: receives are multishot `recvmsg`s whose buffers carry stamps.
-    stamps: bool,
     clock: RxClock,
 }
 
 /// Arms the connection's one multishot receive: a `recvmsg` where its buffers are to carry
-/// receive stamps (80 bytes of header each), a plain `recv` otherwise.
+/// receive stamps (`--rx-time kernel`; 80 bytes of header each), a plain `recv` otherwise.
 fn arm_recv(ring: &mut Ring, stamps: bool, fd: &OwnedFd, tag: u64) {
     if stamps {
         ring.recv_msg_multi(fd.as_fd(), tag);
@@ -106,7 +104,6 @@ impl UringIo {
         let bufs = slots.next_power_of_two().clamp(256, 4096) as u16;
         Ok(Self {
             ring: Ring::new(ENTRIES, bufs, BUF_SIZE)?,
-            stamps: dialer.stamps(),
             dialer,
             slots: (0..slots).map(|_| Slot::default()).collect(),
             closing: Vec::new(),
@@ -251,7 +248,7 @@ impl Io for UringIo {
             Ok(Err(e)) | Err(e) => return Err(e),
         }
         l.ops += 1;
-        arm_recv(&mut self.ring, self.stamps, &l.fd, l.tag);
+        arm_recv(&mut self.ring, self.dialer.stamps(), &l.fd, l.tag);
         Ok(())
     }
 
@@ -352,7 +349,7 @@ impl Io for UringIo {
                 && let Some(l) = s.live.as_mut()
             {
                 l.ops += 1;
-                arm_recv(&mut self.ring, self.stamps, &l.fd, l.tag);
+                arm_recv(&mut self.ring, self.dialer.stamps(), &l.fd, l.tag);
             }
         }
         self.rearm = rearm;

@@ -657,12 +657,12 @@ impl Ring {
             // The buffer is `io_uring_recvmsg_out` (namelen, controllen, payloadlen, flags),
             // the control space, then the payload (io_uring_prep_recvmsg_multishot(3)).
             let head = self.bytes(&buf);
-            let word =
-                |k: usize| u32::from_ne_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
             if head.len() < RECVMSG_HEAD {
                 eprintln!("twelve-sys: io_uring recvmsg buffer without its header");
                 std::process::abort();
             }
+            let word =
+                |k: usize| u32::from_ne_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
             // The control space holds the one message asked for; were it cut (MSG_CTRUNC in
             // the header's flags), `parse` finds no whole stamp and the read time stands in.
             let control = (word(4) as usize).min(crate::stamp::CONTROL_SPACE);
