@@ -4,19 +4,8 @@
 set -euo pipefail
 ulimit -n "$(ulimit -Hn)"
 name=$1; wl=$2; D=${3:-3}
-B=/tmp/tlsprof/target/bench-bin/twelve; CA=/tmp/tlsprof/pki/ca.pem; URL=https://localhost:8444/json
-case $name in
-  wrk) cmd=(wrk -t1 -c64 -d${D}s); [ "$wl" = close ] && cmd+=(-H 'Connection: close'); comm=wrk ;;
-  twelve*) cmd=($B bench -t1 -c64 -d${D}s --warmup 0 --cpus 1 --json); comm=twelve-load-0
-     case $name in *insecure*) cmd+=(--insecure);; *) cmd+=(--cacert $CA);; esac
-     case $name in *epoll*) cmd+=(--io epoll);; esac
-     case $name in *uring*) cmd+=(--io uring);; esac
-     case $name in *full*) cmd+=(--no-tls-resume);; esac
-     case $name in *coff*) cmd+=(--coalesce off);; esac
-     case $name in *nap50us*) cmd+=(--coalesce 50us);; esac
-     [ "$wl" = close ] && cmd+=(--close) ;;
-esac
-cmd+=($URL)
+. "$(dirname "$0")/client-cmd.sh"
+client_cmd "$name" "$wl" "$D"
 out=/tmp/tlsprof/counts/$wl-$name
 perf stat -a -x, -o $out.wakeups.csv \
   -e sched:sched_wakeup --filter 'comm == "nginx"' \
