@@ -37,11 +37,12 @@
 //!
 //! What the naps cost the closed model shows in the report: the mean time a response waited in
 //! the client after the kernel received it ("responses read ... after they arrived"), time a
-//! connection spends at neither end. Two readings keep the read time, nap included: the end
-//! of a connect (no data, so no stamp: the new-connection table's connect phase) and an answer
-//! framed by the connection's close. And a read that takes in several arrivals books its
-//! answers at the newest one's stamp (one stamp per `recvmsg`; the io_uring engine stops a
-//! read where the stamp changes).
+//! connection spends at neither end. A connect has no data and so no stamp: connections
+//! closed during a turn are reopened after the nap, just before the poll that finds them
+//! open, so that no nap falls inside a connect phase (`Dispatch::reconnect`). One reading
+//! still keeps the read time, nap included: an answer framed by the connection's close. And a
+//! read that takes in several arrivals books its answers at the newest one's stamp (one stamp
+//! per `recvmsg`; the io_uring engine stops a read where the stamp changes).
 //!
 //! The kernel may sleep longer than asked. On the 2-vCPU Firecracker VM twelve is measured on,
 //! a 1 µs `clock_nanosleep` took 14.6 µs and a 5 µs one 20 µs, each costing 14 to 20 µs of

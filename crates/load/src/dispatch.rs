@@ -39,6 +39,8 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     /// Reads that returned bytes, and those of them that came with a kernel receive stamp.
     reads: u64,
     stamped_reads: u64,
+    /// Slots closed this turn, reopened by [`Dispatch::reconnect`] just before the next poll.
+    reconnect: Vec<u32>,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -83,6 +85,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             heads: HeadMemo::default(),
             reads: 0,
             stamped_reads: 0,
+            reconnect: Vec::with_capacity(slots),
         }
     }
 
@@ -142,6 +145,31 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
+    /// Opens the connections closed since the last poll. The worker calls this after its nap
+    /// (`--coalesce`) and just before polling, not as each closes: a connect issued before a
+    /// nap would complete during it (on loopback the three-way handshake is done within the
+    /// `connect` call), and be seen only when the nap ends. Its connect phase, which no kernel
+    /// receive stamp corrects, would then hold the nap, and under TLS the ClientHello would
+    /// wait it out too. Issued after the nap, it is timed from the call to the poll that finds
+    /// it open.
+    pub(crate) fn reconnect(&mut self) {
+        if self.reconnect.is_empty() {
+            return;
+        }
+        let now = self.s.clock.now_ns();
+        let mut slots = std::mem::take(&mut self.reconnect);
+        for &i in &slots {
+            let i = i as usize;
+            // Housekeeping may have reopened it already (and its connect failed since).
+            if matches!(self.conns[i].phase(), Phase::Closed { retry_at_ns } if retry_at_ns <= now)
+            {
+                self.connect(i, now);
+            }
+        }
+        slots.clear();
+        self.reconnect = slots;
+    }
+
     fn connect_failed(&mut self, i: usize, now: u64, e: Errno) {
         self.tally.connect_failed();
         if e == Errno::CONNREFUSED {
@@ -171,9 +199,9 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
         self.io.close(i);
         if self.work_left(i) {
-            // Reconnect at once, as wrk does.
+            // Reconnected before the next poll, as wrk does at once; see `reconnect`.
             self.conns[i].reset(now);
-            self.connect(i, now);
+            self.reconnect.push(i as u32);
         } else {
             self.conns[i].reset(u64::MAX);
         }

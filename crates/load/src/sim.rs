@@ -42,17 +42,20 @@ pub fn simulate_open(setup: SimSetup) -> Recorder {
 
 /// The closed model against a server that answers one request at a time, `service_ns` each,
 /// with the worker napping `nap` after every small batch (`--coalesce`): answers that arrive
-/// during a nap are read when it ends. Returns the worker's result (latency, read delay).
+/// during a nap are read when it ends. Without `keep_alive`, each request has a connection of
+/// its own (`--close`). Returns the worker's result (latency, read delay, phases).
 pub fn simulate_closed_naps(
     connections: usize,
     requests: u64,
     service_ns: u64,
     nap: Duration,
     rx_time: RxTime,
+    keep_alive: bool,
 ) -> twelve_report::WorkerResult {
     let clock = SimClock::new();
     let mut config = sim_config(connections);
     config.stop = Stop::Requests(requests);
+    config.keep_alive = keep_alive;
     config.coalesce = Coalesce::Fixed(nap);
     config.rx_time = rx_time;
     let shared = shared(config, clock.clone(), None, Budget::new(requests));

@@ -118,6 +118,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
                 next_hk = now + HOUSEKEEPING_NS;
             }
             self.d.dispatch_due(now);
+            self.d.reconnect();
             let Ok(polled) = self.d.io.poll(self.wait_ns(now, next_hk)) else {
                 break self.s.clock.now_ns();
             };

@@ -128,8 +128,8 @@ fn answers_that_arrive_during_a_nap_are_booked_when_they_arrived() {
     use twelve_load::sim::simulate_closed_naps;
     const US: u64 = 1_000;
     let nap = Duration::from_millis(1);
-    let kernel = simulate_closed_naps(4, 400, 10 * US, nap, RxTime::Kernel);
-    let read = simulate_closed_naps(4, 400, 10 * US, nap, RxTime::Read);
+    let kernel = simulate_closed_naps(4, 400, 10 * US, nap, RxTime::Kernel, true);
+    let read = simulate_closed_naps(4, 400, 10 * US, nap, RxTime::Read, true);
     for r in [&kernel, &read] {
         assert_eq!(r.requests, 400);
         assert!(r.naps > 90, "{} naps", r.naps);
@@ -160,4 +160,31 @@ fn answers_that_arrive_during_a_nap_are_booked_when_they_arrived() {
         (read_mean - split).abs() <= read_mean * 0.005,
         "read-time mean {read_mean} ns against stamped mean plus read delay {split} ns"
     );
+}
+
+/// `--close` with naps: a connection closed during a turn is reopened after the nap, just
+/// before the poll, so the nap is never in its connect phase (no receive stamp could take it
+/// out there), while its answer is still booked at its stamp.
+#[test]
+fn a_nap_is_never_in_the_connect_phase() {
+    use std::time::Duration;
+    use twelve_load::RxTime;
+    use twelve_load::sim::simulate_closed_naps;
+    const US: u64 = 1_000;
+    let nap = Duration::from_millis(1);
+    let r = simulate_closed_naps(4, 400, 10 * US, nap, RxTime::Kernel, false);
+    assert_eq!(r.requests, 400);
+    assert!(r.naps > 90, "{} naps", r.naps);
+    // Every request had a connection of its own, and every connect was booked.
+    assert_eq!(r.phases.connect.len(), 400);
+    // The simulated connect completes at the next poll: no time passes in it unless a nap
+    // does.
+    let worst = r.phases.connect.max();
+    assert!(
+        worst < 10 * US,
+        "connect phase up to {worst} ns: a nap was in it"
+    );
+    // The answers are booked as with keep-alive: at most the four services of the queue.
+    let latency = r.latency.uncorrected.max();
+    assert!(latency <= 40_100, "max latency {latency} ns");
 }
