@@ -29,7 +29,7 @@
 //! - The latency of a request above the fastest one seen (the floor: the round trip with no
 //!   queue) is time it waited behind others, so the mean of that excess is how long the
 //!   server's queue lasts. With kernel stamps (nine reads in ten brought one) `auto` naps a
-//!   quarter of that queue time, at most a tenth of the mean latency and at most 50 µs.
+//!   quarter of that queue time, at most a tenth of the mean latency and at most 1 ms.
 //! - With `--rx-time read`, where every nap still adds to the latency it measures, at most 1%
 //!   of the mean latency and 20 µs.
 //! - Never under 2 µs, and never after a poll that found many events (the client is busy, and
@@ -50,7 +50,10 @@
 //! delay `auto` adds can reach four times the 1% it asks for, and against a TLS server that is
 //! the limit its naps were a third of the client's CPU. Longer, rarer naps cost less: with
 //! 50 µs naps the client's CPU per request fell to 0.71 × wrk's there, which the kernel's
-//! receive stamps now allow without adding the naps to the latency.
+//! receive stamps now allow without adding the naps to the latency. Against a server whose
+//! queue is long (a TLS server doing a full handshake per request, a capped server at
+//! `-c64`), 50 µs still gathered about one answer a nap, so the client slept and woke once
+//! a request; up to 1 ms, a nap gathers many (bench/runs/2026-11-26-nap-cap).
 
 use std::time::Duration;
 
@@ -72,9 +75,10 @@ const QUEUE_SHARE: u64 = 4;
 /// ... at most 1/STAMPED_SHARE of the mean latency, which bounds what a nap can cost a run
 /// whose latency spread is not a queue ...
 const STAMPED_SHARE: u64 = 10;
-/// ... and never longer than this: the nap that measured 0.71 × wrk's client CPU per request
-/// (bench/runs/2026-11-26-tls-client-profile).
-const STAMPED_MAX_NS: u64 = 50_000;
+/// ... and never longer than this. Raised from 50 µs, which left a connection-per-request TLS
+/// client waking once a request (bench/runs/2026-11-26-nap-cap: 1 ms took its CPU per request
+/// from 0.84 to 0.74 × h2load's); longer naps were not tried.
+const STAMPED_MAX_NS: u64 = 1_000_000;
 /// `auto` does not bother with naps shorter than this (a wake-up costs about as much).
 const AUTO_MIN_NS: u64 = 2_000;
 
@@ -231,8 +235,10 @@ mod tests {
         auto_big_batch_never_naps: Coalesce::Auto, SMALL_BATCH, MANY, seen(1_500 * US, 50 * US), READ => 0;
         auto_empty_poll_never_naps: Coalesce::Auto, 0, MANY, seen(1_500 * US, 50 * US), READ => 0;
         auto_no_latency_yet: Coalesce::Auto, 1, MANY, MeanLatency::default(), READ => 0;
-        // With kernel stamps: a quarter of the queue time, a tenth of the mean, 50 µs at most.
-        stamped_capped_server_naps_50us: Coalesce::Auto, 1, MANY, seen(600 * US, 40 * US), KERNEL => 50 * US;
+        // With kernel stamps: a quarter of the queue time, a tenth of the mean, 1 ms at most.
+        stamped_capped_server_naps_a_tenth: Coalesce::Auto, 1, MANY, seen(600 * US, 40 * US), KERNEL => 60 * US;
+        stamped_deep_queue_naps_a_quarter_of_it: Coalesce::Auto, 1, MANY, seen(3_000 * US, 2_000 * US), KERNEL => 250 * US;
+        stamped_long_latency_naps_1ms: Coalesce::Auto, 1, MANY, seen(20_000 * US, 1_000 * US), KERNEL => 1_000 * US;
         stamped_no_queue_never_naps: Coalesce::Auto, 1, MANY, seen(30 * US, 28 * US), KERNEL => 0;
         stamped_slow_server_naps_on_its_queue_only: Coalesce::Auto, 2, MANY, seen(10_000 * US, 9_900 * US), KERNEL => 25 * US;
         stamped_spread_without_queue_bounded_by_a_tenth: Coalesce::Auto, 1, MANY, seen(100 * US, 10 * US), KERNEL => 10 * US;
@@ -241,7 +247,7 @@ mod tests {
         // Fewer connections than a batch: no batch can gather, whatever the latency says.
         few_connections_never_nap: Coalesce::Auto, 1, SMALL_BATCH as u64 - 1, seen(600 * US, 40 * US), KERNEL => 0;
         one_connection_never_naps_on_read_time: Coalesce::Auto, 1, 1, seen(50_000 * US, 50 * US), READ => 0;
-        enough_connections_for_a_batch: Coalesce::Auto, 1, SMALL_BATCH as u64, seen(600 * US, 40 * US), KERNEL => 50 * US;
+        enough_connections_for_a_batch: Coalesce::Auto, 1, SMALL_BATCH as u64, seen(600 * US, 40 * US), KERNEL => 60 * US;
         off_never_naps: Coalesce::Off, 1, MANY, seen(1_500 * US, 50 * US), KERNEL => 0;
         fixed_small_batch: Coalesce::Fixed(Duration::from_micros(7)), 2, 1, MeanLatency::default(), READ => 7 * US;
         fixed_big_batch: Coalesce::Fixed(Duration::from_micros(7)), SMALL_BATCH, MANY, MeanLatency::default(), KERNEL => 0;
