@@ -12,7 +12,8 @@
 #        (keep-alive)
 # h2load's timed mode does not reopen closed connections, so a close MODE runs it by count
 # (CLOSE_N requests). Writes OUTDIR/README.md, runs.tsv and summary.md; raw/ keeps every
-# client's output. Needs nginx, openssl, h2load, wrk, python3. Stops what it starts, by PID.
+# client's output (standard error apart, in .err). Needs nginx, openssl, h2load, wrk,
+# python3. Stops what it starts, by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 A=${1:?usage: tls-client-ab.sh A_BIN B_BIN [OUTDIR]}; B=${2:?usage: tls-client-ab.sh A_BIN B_BIN [OUTDIR]}
@@ -64,8 +65,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
     esac
     python3 -c 'import os,sys,subprocess,json,re
 raw, r, c = sys.argv[1:4]
-p = subprocess.run(sys.argv[4:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+p = subprocess.run(sys.argv[4:], capture_output=True, text=True)
 open(raw, "w").write(p.stdout)
+open(raw + ".err", "w").write(p.stderr)
 t = p.stdout
 if c == "wrk": n = int(re.search(r"(\d+) requests in", t).group(1))
 elif c == "h2load": n = int(re.search(r"^requests: .* (\d+) succeeded", t, re.M).group(1))

@@ -74,7 +74,7 @@ pub struct LoadArgs {
     /// wake-up per send), which a cheap client would otherwise add to the server's bill.
     /// `auto` naps only with 16 or more connections open on the worker: a quarter of the
     /// server's queue time (the mean latency above the fastest response), at most a tenth of
-    /// the mean latency and 50us (with --rx-time read: 1% of the mean latency, at most 20us),
+    /// the mean latency and 1ms (with --rx-time read: 1% of the mean latency, at most 20us),
     /// never under 2us; `off` always blocks, as wrk does.
     #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,

@@ -37,12 +37,19 @@
 //!
 //! What the naps cost the closed model shows in the report: the mean time a response waited in
 //! the client after the kernel received it ("responses read ... after they arrived"), time a
-//! connection spends at neither end. A connect has no data and so no stamp: connections
-//! closed during a turn are reopened after the nap, just before the poll that finds them
-//! open, so that no nap falls inside a connect phase (`Dispatch::reconnect`). One reading
-//! still keeps the read time, nap included: an answer framed by the connection's close. And a
-//! read that takes in several arrivals books its answers at the newest one's stamp (one stamp
-//! per `recvmsg`; the io_uring engine stops a read where the stamp changes).
+//! connection spends at neither end. New connections need more care:
+//! - A connect has no data and so no stamp. Connections closed during a turn are reopened
+//!   after the nap, just before the poll (`Dispatch::reconnect`); a connect is booked done at
+//!   that poll's return, however late in its batch it is handled; and the worker does not nap
+//!   while a connect is under way (`Dispatch::connecting_now`: never on loopback, where the
+//!   handshake is done within `connect`; a round trip to a remote server).
+//! - Under TLS the request waits in rustls until the handshake ends. When the server's
+//!   handshake flight is read after a nap, that wait (stamp to read) is the client's: it is
+//!   taken out of the request's latency and of the connection's phases (`phases::Marks`).
+//!
+//! One reading still keeps the read time, nap included: an answer framed by the connection's
+//! close. And a read that takes in several arrivals books its answers at the newest one's
+//! stamp (one stamp per `recvmsg`; the io_uring engine stops a read where the stamp changes).
 //!
 //! The kernel may sleep longer than asked. On the 2-vCPU Firecracker VM twelve is measured on,
 //! a 1 µs `clock_nanosleep` took 14.6 µs and a 5 µs one 20 µs, each costing 14 to 20 µs of
@@ -52,7 +59,7 @@
 //! 50 µs naps the client's CPU per request fell to 0.71 × wrk's there, which the kernel's
 //! receive stamps now allow without adding the naps to the latency. Against a server whose
 //! queue is long (a TLS server doing a full handshake per request, a capped server at
-//! `-c64`), 50 µs still gathered about one answer a nap, so the client slept and woke once
+//! `-c256`), 50 µs still gathered about one answer a nap, so the client slept and woke once
 //! a request; up to 1 ms, a nap gathers many (bench/runs/2026-11-26-nap-cap).
 
 use std::time::Duration;

@@ -244,6 +244,20 @@ impl Conn {
         self.reserved = n;
     }
 
+    /// The requests in flight left `by_ns` later than they were queued: TLS holds a new
+    /// connection's first window until the handshake ends, and the client read the server's
+    /// handshake flight `by_ns` after it arrived. Their send times move; so do their intended
+    /// times where those are the send times (the closed model), while an open-model slot keeps
+    /// the schedule's.
+    pub(crate) fn sent_later(&mut self, by_ns: u64) {
+        for (intended, sent) in &mut self.inflight {
+            if *intended == *sent {
+                *intended += by_ns;
+            }
+            *sent += by_ns;
+        }
+    }
+
     /// Queues one request, intended at `intended_ns` and sent at `sent_ns`, for the next
     /// window.
     #[inline]
@@ -419,6 +433,18 @@ mod tests {
         conn.start_window(&requests, &mut 1);
         // The rotation goes on where the last window stopped: URL 0 again.
         assert_eq!(conn.unsent(&requests), Some(requests.window(0, 1)));
+    }
+
+    /// A window TLS held behind the handshake left later than it was queued: a closed-model
+    /// request (intended = sent) moves whole; an open-model one keeps its schedule's instant.
+    #[test]
+    fn a_held_window_moves_its_send_times_and_only_closed_model_intents() {
+        let (mut conn, _) = setup(3, None);
+        conn.queue(100, 100);
+        conn.queue(40, 100);
+        conn.sent_later(25);
+        assert_eq!(conn.inflight, [(125, 125), (40, 125)]);
+        assert_eq!(conn.oldest_sent_ns(), Some(125));
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     stamped_reads: u64,
     /// Slots closed this turn, reopened by [`Dispatch::reconnect`] just before the next poll.
     reconnect: Vec<u32>,
+    /// Slots whose connect is under way: the worker does not nap while there are any (see
+    /// `connecting_now`).
+    connecting: u64,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -86,11 +89,28 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             reads: 0,
             stamped_reads: 0,
             reconnect: Vec::with_capacity(slots),
+            connecting: 0,
         }
     }
 
     pub(crate) fn open_now(&self) -> u64 {
         self.open_now
+    }
+
+    /// Connects under way. A connect has no data and so no kernel receive stamp: one that
+    /// completed during a nap would be booked when the nap ended. On loopback a connect is
+    /// done within its `connect` call and seen by the poll that follows, so none is under way
+    /// when the worker would nap; to a remote server the three-way handshake takes a round
+    /// trip, and the worker does not nap until it is seen.
+    pub(crate) fn connecting_now(&self) -> u64 {
+        debug_assert_eq!(
+            self.connecting,
+            self.conns
+                .iter()
+                .filter(|c| matches!(c.phase(), Phase::Connecting { .. }))
+                .count() as u64
+        );
+        self.connecting
     }
 
     /// Whether answers are booked at kernel receive stamps: nine reads in ten brought one (the
@@ -118,6 +138,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             match self.conns[i].phase() {
                 Phase::Closed { retry_at_ns } if retry_at_ns <= now => self.connect(i, now),
                 Phase::Connecting { since_ns } if now - since_ns >= connect_timeout => {
+                    self.connecting -= 1;
                     self.tally.count(|e| e.connect_timeout += 1);
                     self.tally.connect_failed();
                     self.drop_conn(i, now, false);
@@ -140,7 +161,10 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     fn connect(&mut self, i: usize, now: u64) {
         self.marks[i] = Marks::start(now);
         match self.io.connect(i) {
-            Ok(()) => self.conns[i].connecting(now),
+            Ok(()) => {
+                self.conns[i].connecting(now);
+                self.connecting += 1;
+            }
             Err(e) => self.connect_failed(i, now, e),
         }
     }
@@ -150,16 +174,19 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     /// nap would complete during it (on loopback the three-way handshake is done within the
     /// `connect` call), and be seen only when the nap ends. Its connect phase, which no kernel
     /// receive stamp corrects, would then hold the nap, and under TLS the ClientHello would
-    /// wait it out too. Issued after the nap, it is timed from the call to the poll that finds
-    /// it open.
-    pub(crate) fn reconnect(&mut self) {
+    /// wait it out too. Issued after the nap, it is timed from the call to the return of the
+    /// poll that finds it open (`on_event`'s `polled_ns`), however late in that poll's batch
+    /// it is handled.
+    /// Returns whether it opened any.
+    pub(crate) fn reconnect(&mut self) -> bool {
         if self.reconnect.is_empty() {
-            return;
+            return false;
         }
-        let now = self.s.clock.now_ns();
         let mut slots = std::mem::take(&mut self.reconnect);
         for &i in &slots {
             let i = i as usize;
+            // Each connect's own start: the ones before it took a `socket` and a `connect`.
+            let now = self.s.clock.now_ns();
             // Housekeeping may have reopened it already (and its connect failed since).
             if matches!(self.conns[i].phase(), Phase::Closed { retry_at_ns } if retry_at_ns <= now)
             {
@@ -168,6 +195,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
         slots.clear();
         self.reconnect = slots;
+        true
     }
 
     fn connect_failed(&mut self, i: usize, now: u64, e: Errno) {
@@ -226,12 +254,12 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    /// Handles what a poll found ready on one connection.
-    pub(crate) fn on_event(&mut self, ev: Event) {
+    /// Handles what a poll that returned at `polled_ns` found ready on one connection.
+    pub(crate) fn on_event(&mut self, ev: Event, polled_ns: u64) {
         let i = ev.slot;
         let now = self.s.clock.now_ns();
         match self.conns[i].phase() {
-            Phase::Connecting { .. } => self.on_connected(i, now),
+            Phase::Connecting { .. } => self.on_connected(i, polled_ns.min(now), now),
             Phase::Open => {
                 if ev.writable && self.conns[i].is_writing() {
                     self.resume_send(i, now);
@@ -244,12 +272,15 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    fn on_connected(&mut self, i: usize, now: u64) {
+    /// The connect of slot `i` was seen done by the poll that returned at `seen`; handled `now`,
+    /// after the events before it in the batch.
+    fn on_connected(&mut self, i: usize, seen: u64, now: u64) {
+        self.connecting -= 1;
         if let Err(e) = self.io.finish_connect(i) {
             self.connect_failed(i, now, e);
             return;
         }
-        self.marks[i].connected(now);
+        self.marks[i].connected(seen, now);
         let reconnect = self.conns[i].opened();
         self.open_now += 1;
         self.tally.connected(now, reconnect, self.open_now);
@@ -356,7 +387,13 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         let at = self.io.received_at(i).map(|t| t.min(now));
         if self.io.handshake_done(i) {
             // The read that fed the session its last handshake record has the stamp.
-            self.marks[i].handshaken(at.unwrap_or(now));
+            let flight = at.unwrap_or(now);
+            self.marks[i].handshaken(flight);
+            // The server's flight then waited in the client until this read (a nap, other
+            // connections' work), and the request rustls held behind the handshake left only
+            // now: that wait is the client's, in neither the request's latency nor a phase.
+            self.marks[i].waited(now - flight);
+            self.conns[i].sent_later(now - flight);
         }
         match got {
             Ok(0) => self.on_eof(i, now),

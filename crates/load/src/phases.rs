@@ -9,6 +9,13 @@ pub(crate) struct Marks {
     connected_ns: u64,
     tls_ns: u64,
     first_byte_ns: u64,
+    /// How long the connection's own events waited in the client before it handled them: a
+    /// connect a poll reported, handled after others of the batch; the server's handshake
+    /// flight, read after a nap. That is neither the network's time nor the server's, and no
+    /// phase holds it (as no latency holds a response's read delay).
+    waited_ns: u64,
+    /// `waited_ns` when the handshake ended: the part of it before the handshake phase's end.
+    tls_waited_ns: u64,
     /// The connection's first response is still to come.
     pending: bool,
 }
@@ -23,13 +30,23 @@ impl Marks {
         }
     }
 
-    pub(crate) fn connected(&mut self, now_ns: u64) {
-        self.connected_ns = now_ns;
+    /// The connect was seen done at `seen_ns` (the poll's return) and handled at `now_ns`.
+    pub(crate) fn connected(&mut self, seen_ns: u64, now_ns: u64) {
+        self.connected_ns = seen_ns;
+        self.waited_ns += now_ns.saturating_sub(seen_ns);
     }
 
     pub(crate) fn handshaken(&mut self, now_ns: u64) {
         if self.pending && self.tls_ns == 0 {
             self.tls_ns = now_ns;
+            self.tls_waited_ns = self.waited_ns;
+        }
+    }
+
+    /// Bytes of the connection's first exchange waited `ns` in the client before it read them.
+    pub(crate) fn waited(&mut self, ns: u64) {
+        if self.pending {
+            self.waited_ns += ns;
         }
     }
 
@@ -45,16 +62,20 @@ impl Marks {
         std::mem::take(&mut self.pending)
     }
 
-    /// Records every phase reached, from the connect's start, into `p`.
+    /// Records every phase reached, from the connect's start and less the client's own waits
+    /// before it, into `p`.
     pub(crate) fn record(&self, p: &mut twelve_report::Phases, done_ns: u64) {
         let since = |t: u64| t.saturating_sub(self.start_ns);
         p.connect.saturating_record(since(self.connected_ns));
         if self.tls_ns > 0 {
-            p.tls.saturating_record(since(self.tls_ns));
+            p.tls
+                .saturating_record(since(self.tls_ns).saturating_sub(self.tls_waited_ns));
         }
+        let first_byte = since(self.first_byte_ns.max(self.connected_ns));
         p.first_byte
-            .saturating_record(since(self.first_byte_ns.max(self.connected_ns)));
-        p.total.saturating_record(since(done_ns));
+            .saturating_record(first_byte.saturating_sub(self.waited_ns));
+        p.total
+            .saturating_record(since(done_ns).saturating_sub(self.waited_ns));
     }
 }
 
@@ -65,7 +86,7 @@ mod tests {
     #[test]
     fn every_phase_counts_from_the_connect_start_and_only_the_first_response_books() {
         let mut m = Marks::start(1_000);
-        m.connected(1_100);
+        m.connected(1_100, 1_100);
         m.handshaken(1_500);
         m.bytes(1_900);
         m.bytes(2_500);
@@ -82,11 +103,35 @@ mod tests {
     #[test]
     fn plain_http_records_no_tls_phase() {
         let mut m = Marks::start(0);
-        m.connected(10);
+        m.connected(10, 10);
         m.bytes(30);
         let mut p = twelve_report::Phases::default();
         m.record(&mut p, 40);
         assert!(p.tls.is_empty());
         assert_eq!(p.total.len(), 1);
+    }
+
+    /// The client's own waits are in no phase: the connect handled 40 ns after the poll saw
+    /// it (so the ClientHello left 40 ns late), and the server's handshake flight read 300 ns
+    /// after it arrived (a nap), after which the held request left.
+    #[test]
+    fn the_clients_own_waits_are_taken_out_of_every_later_phase() {
+        let mut m = Marks::start(1_000);
+        m.connected(1_100, 1_140);
+        m.handshaken(1_500);
+        m.waited(300);
+        m.bytes(2_200);
+        assert!(m.first_done());
+        let mut p = twelve_report::Phases::default();
+        m.record(&mut p, 2_400);
+        assert_eq!(p.connect.max(), 100);
+        assert_eq!(p.tls.max(), 500 - 40);
+        assert_eq!(p.first_byte.max(), 1_200 - 340);
+        assert_eq!(p.total.max(), 1_400 - 340);
+        // Waits after the first response belong to no phase of this connection.
+        m.waited(1_000);
+        let mut q = twelve_report::Phases::default();
+        m.record(&mut q, 2_400);
+        assert_eq!(q.total.max(), 1_400 - 340);
     }
 }

@@ -40,36 +40,45 @@ pub fn simulate_open(setup: SimSetup) -> Recorder {
     simulate_open_shard(setup, None)
 }
 
-/// The closed model against a server that answers one request at a time, `service_ns` each,
-/// with the worker napping `nap` after every small batch (`--coalesce`): answers that arrive
-/// during a nap are read when it ends. Without `keep_alive`, each request has a connection of
-/// its own (`--close`). Returns the worker's result (latency, read delay, phases).
-pub fn simulate_closed_naps(
-    connections: usize,
-    requests: u64,
-    service_ns: u64,
-    nap: Duration,
-    rx_time: RxTime,
-    keep_alive: bool,
-) -> twelve_report::WorkerResult {
+/// What [`simulate_closed_naps`] runs.
+#[derive(Debug, Clone, Copy)]
+pub struct NapSim {
+    pub connections: usize,
+    pub requests: u64,
+    /// Server time per request, ns; the server answers one request at a time.
+    pub service_ns: u64,
+    /// The worker's nap after every small batch (`--coalesce`).
+    pub nap: Duration,
+    pub rx_time: RxTime,
+    /// Without it, each request has a connection of its own (`--close`).
+    pub keep_alive: bool,
+    /// How long a connect takes, ns (0: done by the next poll, as on loopback).
+    pub connect_ns: u64,
+}
+
+/// The closed model against a server that answers one request at a time, with the worker
+/// napping after every small batch: answers that arrive during a nap are read when it ends.
+/// Returns the worker's result (latency, read delay, phases).
+pub fn simulate_closed_naps(sim: NapSim) -> twelve_report::WorkerResult {
     let clock = SimClock::new();
-    let mut config = sim_config(connections);
-    config.stop = Stop::Requests(requests);
-    config.keep_alive = keep_alive;
-    config.coalesce = Coalesce::Fixed(nap);
-    config.rx_time = rx_time;
-    let shared = shared(config, clock.clone(), None, Budget::new(requests));
+    let mut config = sim_config(sim.connections);
+    config.stop = Stop::Requests(sim.requests);
+    config.keep_alive = sim.keep_alive;
+    config.coalesce = Coalesce::Fixed(sim.nap);
+    config.rx_time = sim.rx_time;
+    let shared = shared(config, clock.clone(), None, Budget::new(sim.requests));
     let setup = SimSetup {
         rate_per_s: 0.0,
-        connections,
-        requests,
-        service_ns,
+        connections: sim.connections,
+        requests: sim.requests,
+        service_ns: sim.service_ns,
         stall: None,
     };
     let mut io = SimIo::new(clock, &setup);
     io.serial = Some(0);
-    io.stamps = rx_time == RxTime::Kernel;
-    Worker::with_io(0, &shared, connections, None, io).run()
+    io.stamps = sim.rx_time == RxTime::Kernel;
+    io.connect_ns = sim.connect_ns;
+    Worker::with_io(0, &shared, sim.connections, None, io).run()
 }
 
 /// A run's configuration against the modelled server.
@@ -151,8 +160,11 @@ struct SimIo {
     /// Whether reads report their answers' arrival as the kernel's receive stamp.
     stamps: bool,
     slots: Vec<SimSlot>,
-    /// Connects started since the last poll; they finish at the next one.
-    connects: Vec<usize>,
+    /// Connects under way: (when each finishes, slot). With no `connect_ns` they finish at
+    /// the next poll.
+    connects: Vec<(u64, usize)>,
+    /// How long a connect takes (a round trip to a remote server; 0 on loopback).
+    connect_ns: u64,
     /// Slots a read left answers on: reported again at the next poll, as epoll's level
     /// triggering would.
     unread: Vec<usize>,
@@ -182,15 +194,33 @@ impl SimIo {
             stamps: false,
             slots: vec![SimSlot::default(); setup.connections],
             connects: Vec::new(),
+            connect_ns: 0,
             unread: Vec::new(),
             events: Vec::new(),
         }
+    }
+
+    /// Reports the connects done by `now` as writable events.
+    fn connected_by(&mut self, now: u64) {
+        let events = &mut self.events;
+        self.connects.retain(|&(done, slot)| {
+            if done > now {
+                return true;
+            }
+            events.push(Event {
+                slot,
+                readable: false,
+                writable: true,
+            });
+            false
+        });
     }
 }
 
 impl Io for SimIo {
     fn connect(&mut self, slot: usize) -> Result<(), Errno> {
-        self.connects.push(slot);
+        let done = self.clock.now_ns() + self.connect_ns;
+        self.connects.push((done, slot));
         Ok(())
     }
 
@@ -249,13 +279,7 @@ impl Io for SimIo {
     /// timeout when none arrives within it.
     fn poll(&mut self, timeout_ns: u64) -> Result<usize, Errno> {
         self.events.clear();
-        for slot in self.connects.drain(..) {
-            self.events.push(Event {
-                slot,
-                readable: false,
-                writable: true,
-            });
-        }
+        self.connected_by(self.clock.now_ns());
         for slot in self.unread.drain(..) {
             self.events.push(Event {
                 slot,
@@ -267,13 +291,16 @@ impl Io for SimIo {
             return Ok(self.events.len());
         }
         let until = self.clock.now_ns().saturating_add(timeout_ns);
-        let next = self.in_flight.peek().map(|Reverse((t, _, _))| *t);
+        let answer = self.in_flight.peek().map(|Reverse((t, _, _))| *t);
+        let connect = self.connects.iter().map(|&(t, _)| t).min();
+        let next = answer.into_iter().chain(connect).min();
         let Some(next) = next.filter(|&t| t <= until) else {
             self.clock.set_ns(until);
             return Ok(0);
         };
         self.clock.set_ns(next);
         let now = self.clock.now_ns();
+        self.connected_by(now);
         while let Some(&Reverse((t, slot, generation))) = self.in_flight.peek() {
             if t > now {
                 break;

@@ -118,13 +118,19 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
                 next_hk = now + HOUSEKEEPING_NS;
             }
             self.d.dispatch_due(now);
-            self.d.reconnect();
+            // The connects took time: the wait is bounded from after them.
+            let now = if self.d.reconnect() {
+                self.s.clock.now_ns()
+            } else {
+                now
+            };
             let Ok(polled) = self.d.io.poll(self.wait_ns(now, next_hk)) else {
                 break self.s.clock.now_ns();
             };
+            let polled_ns = self.s.clock.now_ns();
             for k in 0..polled {
                 let ev = self.d.io.event(k);
-                self.d.on_event(ev);
+                self.d.on_event(ev, polled_ns);
             }
             self.nap_after(polled, next_hk);
         };
@@ -144,10 +150,12 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             .nap_ns(polled, open, seen, self.d.stamped());
         // After the poll that carried the last answer of a `-n` run: end now, not a nap later.
         // And never with received bytes waiting for the next poll's read.
+        // Nor with a connect under way, which no stamp would time (`Dispatch::connecting_now`).
         if nap == 0
             || self.s.stop.load(Ordering::Relaxed)
             || self.finished()
             || self.d.io.has_pending()
+            || self.d.connecting_now() > 0
         {
             return;
         }
