@@ -41,6 +41,11 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     stamped_reads: u64,
     /// Slots closed this turn, reopened by [`Dispatch::reconnect`] just before the next poll.
     reconnect: Vec<u32>,
+    /// The connects `reconnect` made, with when each call returned.
+    made: Vec<(u32, u64)>,
+    /// Whether a connect is done within its call: to a loopback address or a Unix socket, the
+    /// kernel runs the whole three-way handshake inside `connect`.
+    local: bool,
     /// Slots whose connect is under way: the worker does not nap while there are any (see
     /// `connecting_now`).
     connecting: u64,
@@ -89,6 +94,8 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             reads: 0,
             stamped_reads: 0,
             reconnect: Vec::with_capacity(slots),
+            made: Vec::with_capacity(slots),
+            local: cfg.unix_socket.is_some() || cfg.targets[0].addr.ip().is_loopback(),
             connecting: 0,
         }
     }
@@ -129,14 +136,17 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         self.conns.iter().all(Conn::is_idle)
     }
 
-    /// Reconnects slots whose back-off is over, and gives up on connects and requests older
-    /// than their timeouts. Timeouts are therefore enforced to within one call's period.
+    /// Queues the slots whose back-off is over for `reconnect`, and gives up on connects and
+    /// requests older than their timeouts. Timeouts are therefore enforced to within one call's period.
     pub(crate) fn check_conns(&mut self, now: u64) {
         let timeout = self.s.config.timeout.as_nanos() as u64;
         let connect_timeout = self.s.config.connect_timeout.as_nanos() as u64;
         for i in 0..self.conns.len() {
             match self.conns[i].phase() {
-                Phase::Closed { retry_at_ns } if retry_at_ns <= now => self.connect(i, now),
+                // Opened with the turn's other connects, just before the poll.
+                Phase::Closed { retry_at_ns } if retry_at_ns <= now => {
+                    self.reconnect.push(i as u32)
+                }
                 Phase::Connecting { since_ns } if now - since_ns >= connect_timeout => {
                     self.connecting -= 1;
                     self.tally.count(|e| e.connect_timeout += 1);
@@ -169,10 +179,11 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    /// Opens the connections closed since the last poll. The worker calls this after its nap
-    /// (`--coalesce`) and just before polling, not as each closes: a connect issued before a
-    /// nap would complete during it (on loopback the three-way handshake is done within the
-    /// `connect` call), and be seen only when the nap ends. Its connect phase, which no kernel
+    /// Opens the connections closed since the last poll, and those whose back-off ended
+    /// (`check_conns`). The worker calls this after its nap (`--coalesce`) and just before
+    /// polling, not as each closes: a connect issued before a nap would complete during it (on
+    /// loopback the three-way handshake is done within the `connect` call), and be seen only
+    /// when the nap ends. Its connect phase, which no kernel
     /// receive stamp corrects, would then hold the nap, and under TLS the ClientHello would
     /// wait it out too. Issued after the nap, it is timed from the call to the return of the
     /// poll that finds it open (`on_event`'s `polled_ns`), however late in that poll's batch
@@ -183,6 +194,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             return false;
         }
         let mut slots = std::mem::take(&mut self.reconnect);
+        let mut made = std::mem::take(&mut self.made);
         for &i in &slots {
             let i = i as usize;
             // Each connect's own start: the ones before it took a `socket` and a `connect`.
@@ -191,8 +203,24 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             if matches!(self.conns[i].phase(), Phase::Closed { retry_at_ns } if retry_at_ns <= now)
             {
                 self.connect(i, now);
+                // When this connect's call returned: until the poll, the client makes the rest.
+                made.push((i as u32, self.s.clock.now_ns()));
             }
         }
+        // The connects made after a slot's own are the client's time, not the handshake's,
+        // where the handshake is done within the `connect` call. To a remote server it may
+        // still be under way while the client makes them, and nothing is taken out.
+        let end = self.s.clock.now_ns();
+        if self.local {
+            for &(i, at) in &made {
+                let i = i as usize;
+                if matches!(self.conns[i].phase(), Phase::Connecting { .. }) {
+                    self.marks[i].waited(end.saturating_sub(at));
+                }
+            }
+        }
+        made.clear();
+        self.made = made;
         slots.clear();
         self.reconnect = slots;
         true

@@ -14,7 +14,8 @@ pub(crate) struct Marks {
     /// flight, read after a nap. That is neither the network's time nor the server's, and no
     /// phase holds it (as no latency holds a response's read delay).
     waited_ns: u64,
-    /// `waited_ns` when the handshake ended: the part of it before the handshake phase's end.
+    /// `waited_ns` when the connect and the handshake ended: the parts of it before each.
+    connect_waited_ns: u64,
     tls_waited_ns: u64,
     /// The connection's first response is still to come.
     pending: bool,
@@ -33,6 +34,7 @@ impl Marks {
     /// The connect was seen done at `seen_ns` (the poll's return) and handled at `now_ns`.
     pub(crate) fn connected(&mut self, seen_ns: u64, now_ns: u64) {
         self.connected_ns = seen_ns;
+        self.connect_waited_ns = self.waited_ns;
         self.waited_ns += now_ns.saturating_sub(seen_ns);
     }
 
@@ -43,7 +45,8 @@ impl Marks {
         }
     }
 
-    /// Bytes of the connection's first exchange waited `ns` in the client before it read them.
+    /// The connection waited `ns` on the client: bytes of its first exchange not yet read, or
+    /// (before the connect is seen) the connects the client made after its own.
     pub(crate) fn waited(&mut self, ns: u64) {
         if self.pending {
             self.waited_ns += ns;
@@ -66,7 +69,8 @@ impl Marks {
     /// before it, into `p`.
     pub(crate) fn record(&self, p: &mut twelve_report::Phases, done_ns: u64) {
         let since = |t: u64| t.saturating_sub(self.start_ns);
-        p.connect.saturating_record(since(self.connected_ns));
+        p.connect
+            .saturating_record(since(self.connected_ns).saturating_sub(self.connect_waited_ns));
         if self.tls_ns > 0 {
             p.tls
                 .saturating_record(since(self.tls_ns).saturating_sub(self.tls_waited_ns));
@@ -111,27 +115,30 @@ mod tests {
         assert_eq!(p.total.len(), 1);
     }
 
-    /// The client's own waits are in no phase: the connect handled 40 ns after the poll saw
-    /// it (so the ClientHello left 40 ns late), and the server's handshake flight read 300 ns
-    /// after it arrived (a nap), after which the held request left.
+    /// The client's own waits are in no phase: 60 ns of other connects made after this one's
+    /// call and before the poll, the connect handled 40 ns after the poll saw it (so the
+    /// ClientHello left 40 ns late), and the server's handshake flight read 300 ns after it
+    /// arrived (a nap), after which the held request left.
     #[test]
     fn the_clients_own_waits_are_taken_out_of_every_later_phase() {
         let mut m = Marks::start(1_000);
-        m.connected(1_100, 1_140);
+        // Other connects made after this one's, before the poll: 60 ns.
+        m.waited(60);
+        m.connected(1_160, 1_200);
         m.handshaken(1_500);
         m.waited(300);
         m.bytes(2_200);
         assert!(m.first_done());
         let mut p = twelve_report::Phases::default();
         m.record(&mut p, 2_400);
-        assert_eq!(p.connect.max(), 100);
-        assert_eq!(p.tls.max(), 500 - 40);
-        assert_eq!(p.first_byte.max(), 1_200 - 340);
-        assert_eq!(p.total.max(), 1_400 - 340);
+        assert_eq!(p.connect.max(), 160 - 60);
+        assert_eq!(p.tls.max(), 500 - 100);
+        assert_eq!(p.first_byte.max(), 1_200 - 400);
+        assert_eq!(p.total.max(), 1_400 - 400);
         // Waits after the first response belong to no phase of this connection.
         m.waited(1_000);
         let mut q = twelve_report::Phases::default();
         m.record(&mut q, 2_400);
-        assert_eq!(q.total.max(), 1_400 - 340);
+        assert_eq!(q.total.max(), 1_400 - 400);
     }
 }

@@ -54,6 +54,8 @@ pub struct NapSim {
     pub keep_alive: bool,
     /// How long a connect takes, ns (0: done by the next poll, as on loopback).
     pub connect_ns: u64,
+    /// What the `connect` call itself costs the client, ns (the clock moves on by this much).
+    pub connect_call_ns: u64,
 }
 
 /// The closed model against a server that answers one request at a time, with the worker
@@ -78,6 +80,7 @@ pub fn simulate_closed_naps(sim: NapSim) -> twelve_report::WorkerResult {
     io.serial = Some(0);
     io.stamps = sim.rx_time == RxTime::Kernel;
     io.connect_ns = sim.connect_ns;
+    io.connect_call_ns = sim.connect_call_ns;
     Worker::with_io(0, &shared, sim.connections, None, io).run()
 }
 
@@ -165,6 +168,8 @@ struct SimIo {
     connects: Vec<(u64, usize)>,
     /// How long a connect takes (a round trip to a remote server; 0 on loopback).
     connect_ns: u64,
+    /// What each `connect` call costs the client: the clock moves on by this much.
+    connect_call_ns: u64,
     /// Slots a read left answers on: reported again at the next poll, as epoll's level
     /// triggering would.
     unread: Vec<usize>,
@@ -195,6 +200,7 @@ impl SimIo {
             slots: vec![SimSlot::default(); setup.connections],
             connects: Vec::new(),
             connect_ns: 0,
+            connect_call_ns: 0,
             unread: Vec::new(),
             events: Vec::new(),
         }
@@ -219,6 +225,7 @@ impl SimIo {
 
 impl Io for SimIo {
     fn connect(&mut self, slot: usize) -> Result<(), Errno> {
+        self.clock.advance_ns(self.connect_call_ns);
         let done = self.clock.now_ns() + self.connect_ns;
         self.connects.push((done, slot));
         Ok(())
