@@ -193,6 +193,9 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         if self.reconnect.is_empty() {
             return false;
         }
+        // The turn's closes and sends first (io_uring queues them for its next enter): left
+        // for the poll, they would run between these connects and the poll's return.
+        self.io.submit();
         let mut slots = std::mem::take(&mut self.reconnect);
         let mut made = std::mem::take(&mut self.made);
         for &i in &slots {

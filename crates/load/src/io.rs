@@ -39,6 +39,9 @@ pub(crate) trait Io {
     fn event(&self, k: usize) -> Event;
     /// Sleeps `ns` on the worker's own timer (`--coalesce`).
     fn nap(&mut self, ns: u64);
+    /// Hands the kernel what is queued for it (sends, closes) without waiting: before new
+    /// connects, so that the poll that finds them open does not run that work first.
+    fn submit(&mut self) {}
     /// Whether the slot's TLS handshake finished since the last call (once per handshake);
     /// always `false` without TLS.
     fn handshake_done(&mut self, _slot: usize) -> bool {

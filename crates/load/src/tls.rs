@@ -201,6 +201,10 @@ impl<I: Io> Io for TlsIo<I> {
         self.inner.nap(ns);
     }
 
+    fn submit(&mut self) {
+        self.inner.submit();
+    }
+
     fn handshake_done(&mut self, slot: usize) -> bool {
         std::mem::take(&mut self.handshaken[slot])
     }
