@@ -45,7 +45,8 @@
 //!   handshake is done within `connect`; a round trip to a remote server).
 //! - Under TLS the request waits in rustls until the handshake ends. When the server's
 //!   handshake flight is read after a nap, that wait (stamp to read) is the client's: it is
-//!   taken out of the request's latency and of the connection's phases (`phases::Marks`).
+//!   taken out of the held request's latency (the open model's corrected latency keeps it, as
+//!   it counts from the schedule) and of the connection's phases (`phases::Marks`).
 //!
 //! One reading still keeps the read time, nap included: an answer framed by the connection's
 //! close. And a read that takes in several arrivals books its answers at the newest one's

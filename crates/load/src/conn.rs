@@ -244,18 +244,23 @@ impl Conn {
         self.reserved = n;
     }
 
-    /// The requests in flight left `by_ns` later than they were queued: TLS holds a new
-    /// connection's first window until the handshake ends, and the client read the server's
-    /// handshake flight `by_ns` after it arrived. Their send times move; so do their intended
-    /// times where those are the send times (the closed model), while an open-model slot keeps
-    /// the schedule's.
-    pub(crate) fn sent_later(&mut self, by_ns: u64) {
+    /// TLS held the requests in flight until the handshake ended: they left `now_ns`, when the
+    /// client read the server's handshake flight that arrived at `flight_ns`. A request queued
+    /// before the flight arrived waited from then to `now_ns` in the client, and its send time
+    /// moves by that much; one queued later, by what is left of it. The intended times move
+    /// with them in the closed model (`closed`), where they are the send times; an open-model
+    /// slot keeps the schedule's. Returns how far the oldest request moved (0: none in flight).
+    pub(crate) fn sent_later(&mut self, flight_ns: u64, now_ns: u64, closed: bool) -> u64 {
+        let mut oldest = None;
         for (intended, sent) in &mut self.inflight {
-            if *intended == *sent {
-                *intended += by_ns;
+            let by = now_ns.saturating_sub((*sent).max(flight_ns));
+            oldest.get_or_insert(by);
+            if closed {
+                *intended += by;
             }
-            *sent += by_ns;
+            *sent += by;
         }
+        oldest.unwrap_or(0)
     }
 
     /// Queues one request, intended at `intended_ns` and sent at `sent_ns`, for the next
@@ -439,12 +444,23 @@ mod tests {
     /// request (intended = sent) moves whole; an open-model one keeps its schedule's instant.
     #[test]
     fn a_held_window_moves_its_send_times_and_only_closed_model_intents() {
+        // Closed model: queued at 100, the flight arrived at 110 and was read at 135.
         let (mut conn, _) = setup(3, None);
         conn.queue(100, 100);
-        conn.queue(40, 100);
-        conn.sent_later(25);
-        assert_eq!(conn.inflight, [(125, 125), (40, 125)]);
+        conn.queue(100, 100);
+        assert_eq!(conn.sent_later(110, 135, true), 25);
+        assert_eq!(conn.inflight, [(125, 125), (125, 125)]);
         assert_eq!(conn.oldest_sent_ns(), Some(125));
+        // Open model: one request queued before the flight, one after it (at 120): each moves
+        // to the read, and the schedule's instants stay.
+        let (mut conn, _) = setup(3, None);
+        conn.queue(40, 100);
+        conn.queue(120, 120);
+        assert_eq!(conn.sent_later(110, 135, false), 25);
+        assert_eq!(conn.inflight, [(40, 125), (120, 135)]);
+        // Nothing in flight: nothing moved.
+        let (mut conn, _) = setup(3, None);
+        assert_eq!(conn.sent_later(110, 135, true), 0);
     }
 
     #[test]

@@ -39,7 +39,8 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     /// Reads that returned bytes, and those of them that came with a kernel receive stamp.
     reads: u64,
     stamped_reads: u64,
-    /// Slots closed this turn, reopened by [`Dispatch::reconnect`] just before the next poll.
+    /// Slots closed this turn, and those whose back-off ended: opened by
+    /// [`Dispatch::reconnect`] just before the next poll.
     reconnect: Vec<u32>,
     /// The connects `reconnect` made, with when each call returned.
     made: Vec<(u32, u64)>,
@@ -95,7 +96,8 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             stamped_reads: 0,
             reconnect: Vec::with_capacity(slots),
             made: Vec::with_capacity(slots),
-            local: cfg.unix_socket.is_some() || cfg.targets[0].addr.ip().is_loopback(),
+            local: cfg.unix_socket.is_some()
+                || cfg.targets[0].addr.ip().to_canonical().is_loopback(),
             connecting: 0,
         }
     }
@@ -421,10 +423,12 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             let flight = at.unwrap_or(now);
             self.marks[i].handshaken(flight);
             // The server's flight then waited in the client until this read (a nap, other
-            // connections' work), and the request rustls held behind the handshake left only
-            // now: that wait is the client's, in neither the request's latency nor a phase.
-            self.marks[i].waited(now - flight);
-            self.conns[i].sent_later(now - flight);
+            // connections' work), and the requests rustls held behind the handshake left only
+            // now: that wait is the client's, in neither their latency nor a phase (the open
+            // model's corrected latency keeps it: it counts from the schedule).
+            let closed = matches!(self.s.config.model, Model::Closed);
+            let held = self.conns[i].sent_later(flight, now, closed);
+            self.marks[i].waited(held);
         }
         match got {
             Ok(0) => self.on_eof(i, now),

@@ -313,6 +313,9 @@ impl Io for UringIo {
     fn want_write(&mut self, _slot: usize, _on: bool) {}
 
     fn close(&mut self, slot: usize) {
+        // A read's leftover (bytes, EOF) is the closed socket's: reported on the slot's next
+        // socket, it would pass for that connect's completion.
+        self.again.retain(|&s| s != slot);
         let s = &mut self.slots[slot];
         for buf in s.rx.drain(..) {
             self.ring.recycle(buf);
@@ -443,5 +446,43 @@ mod tests {
         peer.read_exact(&mut got)
             .expect("the send went out before the nap");
         assert_eq!(&got, b"ping");
+    }
+
+    /// What a read left over (bytes here) belongs to the socket it came from: once the slot is
+    /// closed and connected again, the next poll must not report the new socket readable (the
+    /// dispatch would take that for its connect's end).
+    #[test]
+    fn a_closed_slots_leftover_read_is_not_reported_on_its_next_socket() {
+        if let Err(e) = twelve_sys::ring::probe() {
+            return crate::skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
+        }
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let dialer = Dialer::new(l.local_addr().unwrap(), &[], 1, 0);
+        let mut io = UringIo::new(dialer, 1).unwrap();
+        io.connect(0).unwrap();
+        let (mut peer, _) = l.accept().unwrap();
+        let connected = (0..100).any(|_| {
+            let n = io.poll(1_000_000_000).unwrap();
+            (0..n).any(|k| io.event(k).writable)
+        });
+        assert!(connected, "no writability within 100 polls");
+        io.finish_connect(0).unwrap();
+        std::io::Write::write_all(&mut peer, b"ab").unwrap();
+        let readable = (0..100).any(|_| {
+            let n = io.poll(1_000_000_000).unwrap();
+            (0..n).any(|k| io.event(k).readable)
+        });
+        assert!(readable, "no bytes within 100 polls");
+        // A one-byte read leaves the other byte for the next poll.
+        let mut one = [0u8; 1];
+        assert_eq!(io.recv(0, &mut one).unwrap(), 1);
+        assert!(io.has_pending());
+        io.close(0);
+        io.connect(0).unwrap();
+        let n = io.poll(0).unwrap();
+        assert!(
+            !(0..n).any(|k| io.event(k).readable),
+            "the old socket's leftover was reported on the new one"
+        );
     }
 }
