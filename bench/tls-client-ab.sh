@@ -22,15 +22,8 @@ ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-6}; CONNS=${CONNS:-64}; CLOSE_N=${CLOS
 MODE=${MODE:-close-noverify}; read -r -a PEERS <<< "${PEERS:-h2load wrk}"
 PORT=8444
 mkdir -p "$OUT/raw"
-PKI=$(mktemp -d /tmp/twelve-tls-ab.XXXXXX)
-"$ROOT/bench/tls-pki.sh" "$PKI"
-sed -e "s|@DIR@|$PKI|g" -e "s|@CERT@|$PKI/chain.pem|" -e "s|@KEY@|$PKI/key.pem|" \
-  -e "s|@PORT@|$PORT|" "$ROOT/bench/nginx-tls.conf" > "$PKI/nginx.conf"
-ulimit -n "$(ulimit -Hn)"
-taskset -c 0 nginx -p "$PKI" -e "$PKI/error.log" -c "$PKI/nginx.conf" &
-NGINX=$!
-trap 'kill $NGINX 2>/dev/null; wait $NGINX 2>/dev/null; rm -rf "$PKI"' EXIT
-for _ in $(seq 50); do curl -sfk "https://127.0.0.1:$PORT/json" >/dev/null && break; sleep 0.2; done
+. "$ROOT/bench/tls-nginx.sh"
+start_tls_nginx "$ROOT" "$PORT"
 URL="https://localhost:$PORT/json"
 H2=(-D"$DURATION")
 case $MODE in

@@ -418,19 +418,18 @@ mod tests {
     use super::*;
     use std::io::Read;
 
-    /// A nap must not hold the turn's sends in the submission queue, where they would wait out
-    /// the nap and add it to their latency: after `send` and `nap`, with no poll between, the
-    /// server has the bytes.
-    #[test]
-    fn a_nap_submits_the_turns_sends_first() {
+    /// One slot connected to a loopback listener, its connect finished, and the accepted peer;
+    /// `None` (skipped, or a failure in CI) where io_uring is unavailable.
+    fn connected_pair() -> Option<(UringIo, std::net::TcpStream)> {
         if let Err(e) = twelve_sys::ring::probe() {
-            return crate::skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
+            crate::skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
+            return None;
         }
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let dialer = Dialer::new(l.local_addr().unwrap(), &[], 1, 0);
         let mut io = UringIo::new(dialer, 1).unwrap();
         io.connect(0).unwrap();
-        let (mut peer, _) = l.accept().unwrap();
+        let (peer, _) = l.accept().unwrap();
         // The connect's end comes as writability.
         let connected = (0..100).any(|_| {
             let n = io.poll(1_000_000_000).unwrap();
@@ -438,6 +437,17 @@ mod tests {
         });
         assert!(connected, "no writability within 100 polls");
         io.finish_connect(0).unwrap();
+        Some((io, peer))
+    }
+
+    /// A nap must not hold the turn's sends in the submission queue, where they would wait out
+    /// the nap and add it to their latency: after `send` and `nap`, with no poll between, the
+    /// server has the bytes.
+    #[test]
+    fn a_nap_submits_the_turns_sends_first() {
+        let Some((mut io, mut peer)) = connected_pair() else {
+            return;
+        };
         assert_eq!(io.send(0, b"ping").unwrap(), 4);
         io.nap(1_000);
         peer.set_read_timeout(Some(Duration::from_secs(10)))
@@ -453,20 +463,9 @@ mod tests {
     /// dispatch would take that for its connect's end).
     #[test]
     fn a_closed_slots_leftover_read_is_not_reported_on_its_next_socket() {
-        if let Err(e) = twelve_sys::ring::probe() {
-            return crate::skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
-        }
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let dialer = Dialer::new(l.local_addr().unwrap(), &[], 1, 0);
-        let mut io = UringIo::new(dialer, 1).unwrap();
-        io.connect(0).unwrap();
-        let (mut peer, _) = l.accept().unwrap();
-        let connected = (0..100).any(|_| {
-            let n = io.poll(1_000_000_000).unwrap();
-            (0..n).any(|k| io.event(k).writable)
-        });
-        assert!(connected, "no writability within 100 polls");
-        io.finish_connect(0).unwrap();
+        let Some((mut io, mut peer)) = connected_pair() else {
+            return;
+        };
         std::io::Write::write_all(&mut peer, b"ab").unwrap();
         let readable = (0..100).any(|_| {
             let n = io.poll(1_000_000_000).unwrap();
