@@ -41,7 +41,7 @@
 //! - A connect has no data and so no stamp. Connections closed during a turn are reopened
 //!   after the nap, just before the poll (`Dispatch::reconnect`); a connect is booked done at
 //!   that poll's return, however late in its batch it is handled; and the worker does not nap
-//!   while a connect is under way (`Dispatch::connecting_now`: never on loopback, where the
+//!   while a connect is under way (`Dispatch::connect_under_way`: never on loopback, where the
 //!   handshake is done within `connect`; a round trip to a remote server).
 //! - Under TLS the request waits in rustls until the handshake ends. When the server's
 //!   handshake flight is read after a nap, that wait (stamp to read) is the client's: it is
@@ -85,7 +85,7 @@ const QUEUE_SHARE: u64 = 4;
 const STAMPED_SHARE: u64 = 10;
 /// ... and never longer than this. Raised from 50 µs, which left a connection-per-request TLS
 /// client waking once a request (bench/runs/2026-11-26-nap-cap: 1 ms took its CPU per request
-/// from 0.84 to 0.74 × h2load's); longer naps were not tried.
+/// from 0.80 to 0.74 × h2load's); longer naps were not tried.
 const STAMPED_MAX_NS: u64 = 1_000_000;
 /// `auto` does not bother with naps shorter than this (a wake-up costs about as much).
 const AUTO_MIN_NS: u64 = 2_000;

@@ -48,7 +48,7 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     /// kernel runs the whole three-way handshake inside `connect`.
     local: bool,
     /// Slots whose connect is under way: the worker does not nap while there are any (see
-    /// `connecting_now`).
+    /// `connect_under_way`).
     connecting: u64,
 }
 
@@ -106,12 +106,12 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         self.open_now
     }
 
-    /// Connects under way. A connect has no data and so no kernel receive stamp: one that
-    /// completed during a nap would be booked when the nap ended. On loopback a connect is
-    /// done within its `connect` call and seen by the poll that follows, so none is under way
-    /// when the worker would nap; to a remote server the three-way handshake takes a round
-    /// trip, and the worker does not nap until it is seen.
-    pub(crate) fn connecting_now(&self) -> u64 {
+    /// Whether a connect is under way. A connect has no data and so no kernel receive stamp:
+    /// one that completed during a nap would be booked when the nap ended. On loopback a
+    /// connect is done within its `connect` call and seen by the poll that follows, so none is
+    /// under way when the worker would nap; to a remote server the three-way handshake takes a
+    /// round trip, and the worker does not nap until it is seen.
+    pub(crate) fn connect_under_way(&self) -> bool {
         debug_assert_eq!(
             self.connecting,
             self.conns
@@ -119,7 +119,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                 .filter(|c| matches!(c.phase(), Phase::Connecting { .. }))
                 .count() as u64
         );
-        self.connecting
+        self.connecting > 0
     }
 
     /// Whether answers are booked at kernel receive stamps: nine reads in ten brought one (the
@@ -139,7 +139,8 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     }
 
     /// Queues the slots whose back-off is over for `reconnect`, and gives up on connects and
-    /// requests older than their timeouts. Timeouts are therefore enforced to within one call's period.
+    /// requests older than their timeouts. Timeouts are therefore enforced to within one
+    /// call's period.
     pub(crate) fn check_conns(&mut self, now: u64) {
         let timeout = self.s.config.timeout.as_nanos() as u64;
         let connect_timeout = self.s.config.connect_timeout.as_nanos() as u64;

@@ -390,7 +390,7 @@ impl Io for UringIo {
     /// Submits the turn's sends first: queued, they would otherwise wait out the nap in the
     /// submission queue, and the nap's length would be added to their latency.
     fn nap(&mut self, ns: u64) {
-        let _ = self.ring.submit();
+        self.submit();
         std::thread::sleep(Duration::from_nanos(ns));
     }
 

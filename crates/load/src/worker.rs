@@ -150,12 +150,12 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             .nap_ns(polled, open, seen, self.d.stamped());
         // After the poll that carried the last answer of a `-n` run: end now, not a nap later.
         // And never with received bytes waiting for the next poll's read.
-        // Nor with a connect under way, which no stamp would time (`Dispatch::connecting_now`).
+        // Nor with a connect under way, which no stamp would time (`Dispatch::connect_under_way`).
         if nap == 0
             || self.s.stop.load(Ordering::Relaxed)
             || self.finished()
             || self.d.io.has_pending()
-            || self.d.connecting_now() > 0
+            || self.d.connect_under_way()
         {
             return;
         }
