@@ -190,7 +190,7 @@ impl LoadArgs {
         if self.io == "epoll" {
             return Ok(ClientIo::Epoll);
         }
-        match twelve_sys::ring::probe() {
+        match twelve_sys::uring::ring::probe() {
             Ok(()) => Ok(ClientIo::Uring),
             Err(e) if self.io == "auto" => {
                 // Said once per process: `compare` and `doctor --measure` build several runs.

@@ -459,7 +459,7 @@ fn connect_to_sends_elsewhere_than_the_urls_host() {
 /// `--io uring` runs the same dispatch over io_uring: every answer counted, pipelined too.
 #[test]
 fn the_io_uring_engine_counts_every_answer() {
-    if let Err(e) = twelve_sys::ring::probe() {
+    if let Err(e) = twelve_sys::uring::ring::probe() {
         return skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
     }
     let server = Server::start();

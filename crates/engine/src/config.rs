@@ -54,7 +54,7 @@ impl Backend {
     /// Whether the io_uring backend can run here (`Err` says why not), probed by setting up
     /// the ring it would use.
     pub fn probe_uring() -> std::io::Result<()> {
-        twelve_sys::ring::probe()
+        twelve_sys::uring::ring::probe()
     }
 }
 

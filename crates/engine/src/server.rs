@@ -362,7 +362,7 @@ fn choose_backend(io: Backend, tls: bool) -> Result<(Backend, Option<String>), S
             Backend::Epoll,
             Some("TLS runs on the epoll backend only".to_owned()),
         ),
-        Backend::Auto => match twelve_sys::ring::probe() {
+        Backend::Auto => match twelve_sys::uring::ring::probe() {
             Ok(()) => (Backend::Auto, None),
             Err(e) => (Backend::Epoll, Some(format!("io_uring unavailable ({e})"))),
         },

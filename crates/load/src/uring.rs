@@ -1,4 +1,4 @@
-//! The io_uring [`Io`]: the same dispatch over a completion ring ([`twelve_sys::ring::Ring`])
+//! The io_uring [`Io`]: the same dispatch over a completion ring ([`Ring`])
 //! instead of readiness, so that a loop turn costs one `io_uring_enter` for every send of the
 //! turn and every completion it reaps, where the epoll engine pays a `send` and a `recv` per
 //! window and an `epoll_wait` per turn. HttpArena's gcannon is built this way.
@@ -27,7 +27,7 @@ use rustix::io::Errno;
 use rustix::net;
 use std::collections::VecDeque;
 use std::time::Duration;
-use twelve_sys::ring::{Completion, Event as Done, RecvBuf, Ring};
+use twelve_sys::uring::ring::{Completion, Event as Done, RecvBuf, Ring};
 
 /// Submission entries; a turn with more submissions enters more than once.
 const ENTRIES: u32 = 1024;
@@ -421,7 +421,7 @@ mod tests {
     /// One slot connected to a loopback listener, its connect finished, and the accepted peer;
     /// `None` (skipped, or a failure in CI) where io_uring is unavailable.
     fn connected_pair() -> Option<(UringIo, std::net::TcpStream)> {
-        if let Err(e) = twelve_sys::ring::probe() {
+        if let Err(e) = twelve_sys::uring::ring::probe() {
             crate::skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
             return None;
         }

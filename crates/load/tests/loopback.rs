@@ -20,7 +20,7 @@ mod skip;
 fn test_io() -> ClientIo {
     static IO: std::sync::OnceLock<ClientIo> = std::sync::OnceLock::new();
     *IO.get_or_init(|| match std::env::var("TWELVE_TEST_IO").as_deref() {
-        Ok("uring") => match twelve_sys::ring::probe() {
+        Ok("uring") => match twelve_sys::uring::ring::probe() {
             Ok(()) => ClientIo::Uring,
             Err(e) => {
                 skip::skip_or_fail(format!("io_uring unavailable here ({e}); running on epoll"));

@@ -17,7 +17,7 @@ fn open_fds() -> usize {
 
 #[test]
 fn a_new_connection_per_request_leaves_no_socket_behind() {
-    if let Err(e) = twelve_sys::ring::probe() {
+    if let Err(e) = twelve_sys::uring::ring::probe() {
         return skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
     }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

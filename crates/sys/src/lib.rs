@@ -7,7 +7,6 @@ pub mod cpus;
 pub mod epoll;
 pub mod inherit;
 pub mod net;
-pub mod ring;
 pub mod stamp;
 pub mod uring;
 

@@ -8,7 +8,7 @@
 //!
 //! When one wait reports several connections, their `recv`s go to the kernel as one batch
 //! and, once every request of the batch is answered, their `send`s as another
-//! ([`twelve_sys::uring::Batch`], one `io_uring_enter` each): with N connections ready that is
+//! ([`Batch`], one `io_uring_enter` each): with N connections ready that is
 //! 2 syscalls instead of 2N. Whatever a batch leaves to do (a full read buffer, a partial
 //! send, a file body, a shutdown) goes through [`pump`] as a lone connection would. Where
 //! io_uring is unavailable every connection goes through [`pump`].
@@ -25,7 +25,7 @@ use rustix::io::Errno;
 use rustix::net::SocketFlags;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
-use twelve_sys::uring::{Batch, Op};
+use twelve_sys::uring::batch::{Batch, Op};
 use twelve_tls::Session;
 
 /// Token of the wake-up eventfd.

@@ -5,7 +5,7 @@
 //! Generations are 31 bits, so a connection's token always has bit 63 clear. Both backends
 //! give their listeners and wake-up eventfd tokens from the top of the `u64` range
 //! (`u64::MAX`, `u64::MAX - 1 - i`), and the io_uring backend tells them from connections by
-//! bit 63 alone (the tag travels in `twelve_sys::ring`'s slot beside the `user_data`, not
+//! bit 63 alone (the tag travels in `twelve_sys::uring::ring`'s slot beside the `user_data`, not
 //! in it). A 32-bit generation (the epoll backend's `wrapping_add` before this file) would
 //! have turned every slot's token into a listener's after 2³¹ reuses; epoll's own test
 //! (`token > LISTENER_BASE - listeners`) was safe either way, and wrapping at 2³¹ instead of

@@ -1,7 +1,7 @@
 //! The io_uring backend: one worker's event loop driven by completions instead of readiness.
 //!
 //! Each listener has a multishot accept armed; each connection has a multishot receive armed
-//! into the worker's provided-buffer ring ([`twelve_sys::ring::Ring`]), so an idle keep-alive
+//! into the worker's provided-buffer ring ([`Ring`]), so an idle keep-alive
 //! connection holds no buffer of its own. A turn of the loop is one `io_uring_enter`: it
 //! submits every send and re-arm queued since the last turn and waits (until the timer wheel's
 //! next deadline) for completions. The completions of a turn are applied first (received bytes
@@ -31,7 +31,7 @@ use crate::metrics::{TimeoutKind, WorkerMetrics};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
-use twelve_sys::ring::{Completion, Event, OpId, Ring};
+use twelve_sys::uring::ring::{Completion, Event, OpId, Ring};
 
 /// Tag of the wake-up eventfd's poll.
 const WAKE: u64 = u64::MAX;
