@@ -50,7 +50,7 @@ mod pool;
 mod response;
 mod router;
 mod server;
-mod timer;
+mod wheel;
 
 pub use backend::tls::ktls_available;
 pub use config::{Backend, Config, Steer, Timeouts, UnknownBackend};

@@ -13,8 +13,8 @@
 //! send, a file body, a shutdown) goes through [`pump`] as a lone connection would. Where
 //! io_uring is unavailable every connection goes through [`pump`].
 
+use super::deadlines::{self, Timers};
 use super::slab::Slab;
-use super::timers::{self, Timers};
 use super::tls::{self, TlsIo};
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Received, Sent, Socket, Verdict, after_recv, after_send, pump, reads_first};
@@ -191,7 +191,7 @@ impl Worker {
             }
             let ready = self.ready.len();
             self.drive_ready(now);
-            timers::expire(self, now);
+            deadlines::expire(self, now);
             if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.accept_all(now);
             }

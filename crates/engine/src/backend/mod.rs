@@ -6,11 +6,11 @@
 //! [`pump`]; the completion-based io_uring backend drives the same `Conn` calls from its
 //! completions, applying their results by the same rules ([`after_send`], [`after_sendfile`]).
 //! What both share beyond that: `worker` (setup, clock, accept gate, drain), `slab` (the
-//! connections by token) and `timers` (deadlines on the wheel).
+//! connections by token) and `deadlines` (connection deadlines on the wheel).
 
+mod deadlines;
 pub(crate) mod epoll;
 mod slab;
-mod timers;
 pub(crate) mod tls;
 pub(crate) mod uring;
 pub(crate) mod worker;

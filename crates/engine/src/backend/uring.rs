@@ -22,8 +22,8 @@
 //! Static file bodies still use `sendfile(2)` (nonblocking) with a one-shot `POLLOUT` poll
 //! through the ring when the socket is full.
 
+use super::deadlines::{self, Timers};
 use super::slab::Slab;
-use super::timers::{self, Timers};
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Io, SENDFILE_CHUNK, Sent, Socket, after_send, after_sendfile};
 use crate::conn::{Conn, Ctx, Next, Output, Phase, TimeoutsMs};
@@ -180,7 +180,7 @@ impl Worker {
                 self.advance(token, now);
             }
             self.touched = touched;
-            timers::expire(self, now);
+            deadlines::expire(self, now);
             if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.arm_accepts();
             }

@@ -1,8 +1,8 @@
 //! What a worker is whichever backend runs it: the setup the server hands it, its clock, when
 //! it accepts (EMFILE pause, `max_conns`, drain), and the books it keeps on connections.
 
+use super::deadlines::Timers;
 use super::slab::Slab;
-use super::timers::Timers;
 use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
 use crate::metrics::{TimeoutKind, WorkerMetrics};
 use std::os::fd::{BorrowedFd, OwnedFd};

@@ -1,12 +1,12 @@
-//! A worker's connection timers, for both backends: arming a connection's deadline on the
-//! worker's wheel, and what an entry that comes due means (see [`crate::timer`]: entries are
+//! A worker's connection deadlines, for both backends: arming a connection's deadline on the
+//! worker's wheel, and what an entry that comes due means (see [`crate::wheel`]: entries are
 //! never moved or cancelled, only superseded by the connection's own `timer_at`).
 
 use super::slab::Slab;
 use super::worker::{Driver, Tracked};
 use crate::config::Timeouts;
 use crate::conn::TimeoutsMs;
-use crate::timer::{Entry, Wheel};
+use crate::wheel::{Entry, Wheel};
 
 /// The wheel, and the buffer its due entries are taken into.
 pub(crate) struct Timers {
