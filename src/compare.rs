@@ -1,13 +1,13 @@
 //! `twelve compare A B`: the flags, and the glue from them to twelve-sweep (the interleaved
 //! rounds, each side started and stopped: `twelve_sweep::side`) and twelve-report (the
-//! figures, the table and the JSON document: `twelve_report::visual::compare`).
+//! figures, the table and the JSON document: `twelve_report::visual::compare_report`).
 use crate::load_args::{DrainArgs, LoadArgs};
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use twelve_load::{parse_duration, parse_rate};
-use twelve_report::visual::compare::{CompareDoc, SideJson, compare, round_line, table};
+use twelve_report::visual::compare_report::{CompareDoc, SideJson, compare, round_line, table};
 use twelve_report::visual::compare_verdict::conclude;
 use twelve_sweep::{Side, SideSpec, interleave, run_side_observed, stop_running_server};
 

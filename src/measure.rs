@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use twelve_doctor::measure::{Tuned, measurable, planned_changes, runtime_actions, tuned_first};
 use twelve_doctor::{Action, ProbeOptions, Report, apply};
 use twelve_report::Summary;
-use twelve_report::visual::compare::Spread;
+use twelve_report::visual::Spread;
 
 /// The settings of `--measure`: rounds, and the embedded benchmark's load flags.
 #[derive(clap::Args, Debug)]

@@ -9,9 +9,9 @@ use crate::limits::Limits;
 use crate::parse::parse_request;
 use crate::request::{BodyFraming, Header, Method, Version};
 
-/// One thing a connection reading pipelined requests saw, owned so transcripts compare.
+/// What a connection reading pipelined requests parsed, owned so transcripts compare.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
+pub enum Parsed {
     /// A request head.
     Head {
         /// The method.
@@ -46,7 +46,7 @@ pub enum Event {
 /// Reads pipelined requests the way a server connection does, from input arriving in the
 /// given pieces: heads with [`parse_request`], bodies by Content-Length or [`ChunkedDecoder`].
 /// Stops at the first error or after a request that does not keep the connection alive.
-pub fn transcript(reads: &[&[u8]], limits: &Limits) -> Vec<Event> {
+pub fn transcript(reads: &[&[u8]], limits: &Limits) -> Vec<Parsed> {
     let mut conn = Conn {
         buf: Vec::new(),
         state: Body::Head,
@@ -64,7 +64,7 @@ pub fn transcript(reads: &[&[u8]], limits: &Limits) -> Vec<Event> {
         conn.advance();
     }
     if !conn.closed && (!conn.buf.is_empty() || !matches!(conn.state, Body::Head)) {
-        conn.events.push(Event::Incomplete);
+        conn.events.push(Parsed::Incomplete);
     }
     conn.events
 }
@@ -79,7 +79,7 @@ struct Conn {
     buf: Vec<u8>,
     state: Body,
     body: Vec<u8>,
-    events: Vec<Event>,
+    events: Vec<Parsed>,
     /// The current request does not keep the connection: close after its body.
     closing: bool,
     closed: bool,
@@ -140,7 +140,7 @@ impl Conn {
             }
             Ok(Status::Complete(r)) => {
                 ascii_parts(&r);
-                self.events.push(Event::Head {
+                self.events.push(Parsed::Head {
                     method: r.method,
                     target: r.target().to_owned(),
                     path: r.path().to_owned(),
@@ -169,14 +169,14 @@ impl Conn {
 
     fn end_body(&mut self) {
         self.events
-            .push(Event::Body(std::mem::take(&mut self.body)));
+            .push(Parsed::Body(std::mem::take(&mut self.body)));
         self.state = Body::Head;
         // A request that closes the connection still has its body read, then nothing more.
         self.closed = self.closing;
     }
 
     fn fail(&mut self, e: ParseError) {
-        self.events.push(Event::Error(e));
+        self.events.push(Parsed::Error(e));
         self.closed = true;
     }
 }

@@ -2,7 +2,7 @@
 //! test per case, with the suite's limits (body 64 KiB). Every rejection is also checked at
 //! every split point: a prefix must be `Partial` or the same error.
 
-use twelve_http::fuzzing::{Event, decode_chunked, transcript};
+use twelve_http::fuzzing::{Parsed, decode_chunked, transcript};
 use twelve_http::{BodyFraming, Header, Limits, Method, ParseError, Request, Status, Version};
 
 const LIMITS: Limits = Limits {
@@ -245,7 +245,7 @@ rejects! {
 // C. Content-Length
 
 /// The events a connection sees for `bytes`, checked to be the same at every split point.
-fn events(bytes: &[u8]) -> Vec<Event> {
+fn events(bytes: &[u8]) -> Vec<Parsed> {
     let whole = transcript(&[bytes], &LIMITS);
     for k in splits(bytes.len()) {
         assert_eq!(
@@ -258,14 +258,14 @@ fn events(bytes: &[u8]) -> Vec<Event> {
 }
 
 /// The (path, body) pairs of a transcript, and its final error or `Incomplete`, if any.
-fn summary(events: &[Event]) -> (Vec<(String, Vec<u8>)>, Option<Event>) {
+fn summary(events: &[Parsed]) -> (Vec<(String, Vec<u8>)>, Option<Parsed>) {
     let mut requests = Vec::new();
     let mut path = String::new();
     let mut end = None;
     for e in events {
         match e {
-            Event::Head { path: p, .. } => path = p.clone(),
-            Event::Body(body) => requests.push((path.clone(), body.clone())),
+            Parsed::Head { path: p, .. } => path = p.clone(),
+            Parsed::Body(body) => requests.push((path.clone(), body.clone())),
             other => end = Some(other.clone()),
         }
     }
@@ -336,7 +336,7 @@ fn c31_body_shorter_than_content_length_is_incomplete() {
         &[&post("Content-Length: 10\r\n")[..], b"abcd"].concat(),
     ));
     assert!(requests.is_empty());
-    assert_eq!(end, Some(Event::Incomplete));
+    assert_eq!(end, Some(Parsed::Incomplete));
 }
 
 #[test]
@@ -357,7 +357,7 @@ fn c33_bytes_after_zero_length_body_are_a_new_invalid_request() {
         &[&post("Content-Length: 0\r\n")[..], b"XYZ\r\n\r\n"].concat(),
     ));
     assert_eq!(requests, [("/".into(), vec![])]);
-    assert_eq!(end, Some(Event::Error(ParseError::InvalidRequestLine)));
+    assert_eq!(end, Some(Parsed::Error(ParseError::InvalidRequestLine)));
 }
 
 // D. Transfer-Encoding / chunked
@@ -447,7 +447,7 @@ fn d35_cl_te_desync_body_never_reaches_a_second_request() {
     assert!(requests.is_empty());
     assert_eq!(
         end,
-        Some(Event::Error(ParseError::TransferEncodingWithContentLength))
+        Some(Parsed::Error(ParseError::TransferEncodingWithContentLength))
     );
 }
 
@@ -528,7 +528,7 @@ fn d45_framing_fields_in_trailers_are_never_applied() {
     let hosts: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            Event::Head { host, .. } => Some(host.clone()),
+            Parsed::Head { host, .. } => Some(host.clone()),
             _ => None,
         })
         .collect();
@@ -540,7 +540,7 @@ fn d46_body_ending_without_last_chunk_is_incomplete() {
     let bytes = [&post(CHUNKED)[..], b"5\r\nhello\r\n"].concat();
     let (requests, end) = summary(&events(&bytes));
     assert!(requests.is_empty());
-    assert_eq!(end, Some(Event::Incomplete));
+    assert_eq!(end, Some(Parsed::Incomplete));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use twelve_http::client::{Done, ResponseParser};
-use twelve_http::fuzzing::{Event, decode_chunked, response_transcript, transcript};
+use twelve_http::fuzzing::{Parsed, decode_chunked, response_transcript, transcript};
 use twelve_http::{
     BodyFraming, Connection, Limits, ResponseHead, Status, encode_head, encode_response,
 };
@@ -96,12 +96,12 @@ fn expected(reqs: &[Req]) -> Vec<(String, Option<String>, BodyFraming, Vec<u8>)>
         .collect()
 }
 
-fn observed(events: &[Event]) -> Vec<(String, Option<String>, BodyFraming, Vec<u8>)> {
+fn observed(events: &[Parsed]) -> Vec<(String, Option<String>, BodyFraming, Vec<u8>)> {
     let mut out = Vec::new();
     let mut head = None;
     for e in events {
         match e {
-            Event::Head {
+            Parsed::Head {
                 target,
                 path,
                 framing,
@@ -110,7 +110,7 @@ fn observed(events: &[Event]) -> Vec<(String, Option<String>, BodyFraming, Vec<u
                 let query = target.split_once('?').map(|(_, q)| q.to_string());
                 head = Some((path.clone(), query, *framing));
             }
-            Event::Body(body) => {
+            Parsed::Body(body) => {
                 let (path, query, framing) = head.take().expect("body without head");
                 out.push((path, query, framing, body.clone()));
             }

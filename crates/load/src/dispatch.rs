@@ -9,7 +9,7 @@
 use crate::clock::Clock;
 use crate::config::{Model, Stop};
 use crate::conn::{Answer, Conn, ConnSetup, Failure, Phase, RECV_BUF};
-use crate::io::{Event, Io};
+use crate::io::{Io, Readiness};
 use crate::phases::Marks;
 use crate::tally::Tally;
 use crate::worker::Shared;
@@ -289,7 +289,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     }
 
     /// Handles what a poll that returned at `polled_ns` found ready on one connection.
-    pub(crate) fn on_event(&mut self, ev: Event, polled_ns: u64) {
+    pub(crate) fn on_event(&mut self, ev: Readiness, polled_ns: u64) {
         let i = ev.slot;
         let now = self.s.clock.now_ns();
         match self.conns[i].phase() {

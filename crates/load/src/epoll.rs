@@ -4,7 +4,7 @@
 //! Interest is EPOLLIN (plus EPOLLOUT while connecting, and while a short write waits), so a
 //! request costs one `send` and one `recv` and no `epoll_ctl` after connect (wrk re-arms
 //! EPOLLOUT around every write).
-use crate::io::{Dialer, Event, Io, RxClock};
+use crate::io::{Dialer, Io, Readiness, RxClock};
 use rustix::buffer::spare_capacity;
 use rustix::event::{Timespec, epoll};
 use rustix::fd::{AsFd, OwnedFd};
@@ -109,11 +109,11 @@ impl Io for EpollIo {
     }
 
     #[inline]
-    fn event(&self, k: usize) -> Event {
+    fn event(&self, k: usize) -> Readiness {
         let ev = &self.events[k];
         // Copied out: the kernel's epoll_event is packed.
         let (flags, data) = (ev.flags, ev.data);
-        Event {
+        Readiness {
             slot: data.u64() as usize,
             readable: flags.intersects(
                 epoll::EventFlags::IN | epoll::EventFlags::HUP | epoll::EventFlags::ERR,

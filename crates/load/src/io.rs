@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 
 /// What a poll found ready on one connection slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Event {
+pub(crate) struct Readiness {
     pub slot: usize,
     /// Bytes, EOF or an error wait to be read.
     pub readable: bool,
@@ -36,7 +36,7 @@ pub(crate) trait Io {
     /// Waits at most `timeout_ns` for readiness; returns how many events [`Io::event`] holds.
     fn poll(&mut self, timeout_ns: u64) -> Result<usize, Errno>;
     /// The `k`-th event of the last poll.
-    fn event(&self, k: usize) -> Event;
+    fn event(&self, k: usize) -> Readiness;
     /// Sleeps `ns` on the worker's own timer (`--coalesce`).
     fn nap(&mut self, ns: u64);
     /// Hands the kernel what is queued for it (sends, closes) without waiting: before new

@@ -8,7 +8,7 @@
 use crate::clock::{Clock, SimClock};
 use crate::coalesce::Coalesce;
 use crate::config::{Arrival, Config, Model, RxTime, Stop, Target};
-use crate::io::{Event, Io};
+use crate::io::{Io, Readiness};
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
 use crate::shard::Shard;
@@ -173,7 +173,7 @@ struct SimIo {
     /// Slots a read left answers on: reported again at the next poll, as epoll's level
     /// triggering would.
     unread: Vec<usize>,
-    events: Vec<Event>,
+    events: Vec<Readiness>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -213,7 +213,7 @@ impl SimIo {
             if done > now {
                 return true;
             }
-            events.push(Event {
+            events.push(Readiness {
                 slot,
                 readable: false,
                 writable: true,
@@ -288,7 +288,7 @@ impl Io for SimIo {
         self.events.clear();
         self.connected_by(self.clock.now_ns());
         for slot in self.unread.drain(..) {
-            self.events.push(Event {
+            self.events.push(Readiness {
                 slot,
                 readable: true,
                 writable: false,
@@ -319,7 +319,7 @@ impl Io for SimIo {
             }
             s.arrived.push_back(t);
             if !std::mem::replace(&mut s.reported, true) {
-                self.events.push(Event {
+                self.events.push(Readiness {
                     slot,
                     readable: true,
                     writable: false,
@@ -329,7 +329,7 @@ impl Io for SimIo {
         Ok(self.events.len())
     }
 
-    fn event(&self, k: usize) -> Event {
+    fn event(&self, k: usize) -> Readiness {
         self.events[k]
     }
 

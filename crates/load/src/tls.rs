@@ -6,7 +6,7 @@
 //! slot writable. Plaintext the session holds after a `recv` (a read that filled the buffer)
 //! is reported as a readable event of its own on the next poll, since the level-triggered
 //! epoll only knows about the socket.
-use crate::io::{Event, Io};
+use crate::io::{Io, Readiness};
 use rustix::io::Errno;
 use twelve_tls::{ClientTls, Session};
 use twelve_tls::{Failure, pki_types::ServerName};
@@ -30,7 +30,7 @@ pub(crate) struct TlsIo<I: Io> {
     cipher: Vec<u8>,
     /// Slots whose session holds input after a `recv`: readable events for the next poll.
     again: Vec<usize>,
-    extra: Vec<Event>,
+    extra: Vec<Readiness>,
     /// Events of the last poll that came from the socket (the rest are `extra`).
     polled: usize,
 }
@@ -181,7 +181,7 @@ impl<I: Io> Io for TlsIo<I> {
         self.polled = n;
         self.extra.clear();
         for slot in self.again.drain(..) {
-            self.extra.push(Event {
+            self.extra.push(Readiness {
                 slot,
                 readable: true,
                 writable: false,
@@ -190,7 +190,7 @@ impl<I: Io> Io for TlsIo<I> {
         Ok(n + self.extra.len())
     }
 
-    fn event(&self, k: usize) -> Event {
+    fn event(&self, k: usize) -> Readiness {
         match k.checked_sub(self.polled) {
             None => self.inner.event(k),
             Some(i) => self.extra[i],

@@ -15,7 +15,7 @@ struct Fake {
     from_client: Vec<u8>,
     send: VecDeque<Result<usize, Errno>>,
     want_write: bool,
-    events: Vec<Event>,
+    events: Vec<Readiness>,
 }
 
 impl Io for Fake {
@@ -52,7 +52,7 @@ impl Io for Fake {
     fn poll(&mut self, _: u64) -> Result<usize, Errno> {
         Ok(self.events.len())
     }
-    fn event(&self, k: usize) -> Event {
+    fn event(&self, k: usize) -> Readiness {
         self.events[k]
     }
     fn nap(&mut self, _: u64) {}
@@ -135,7 +135,7 @@ fn a_blocked_send_waits_for_writability_then_goes_out() {
     // The dispatch's own want_write(false) does not turn it off while bytes wait.
     r.io.want_write(0, false);
     assert!(r.io.inner.want_write);
-    r.io.inner.events = vec![Event {
+    r.io.inner.events = vec![Readiness {
         slot: 0,
         readable: false,
         writable: true,

@@ -21,13 +21,13 @@
 //!   once their last completion arrived (closing it earlier would leave the multishot receive
 //!   holding the socket). The slot can connect again at once: completions carry the
 //!   connection's generation, and a stale one only settles its own connection's count.
-use crate::io::{Dialer, Event, Io, RxClock};
+use crate::io::{Dialer, Io, Readiness, RxClock};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::net;
 use std::collections::VecDeque;
 use std::time::Duration;
-use twelve_sys::uring::ring::{Completion, Event as Done, RecvBuf, Ring};
+use twelve_sys::uring::ring::{Completion, Outcome, RecvBuf, Ring};
 
 /// Submission entries; a turn with more submissions enters more than once.
 const ENTRIES: u32 = 1024;
@@ -77,7 +77,7 @@ pub(crate) struct UringIo {
     /// Slots whose multishot receive is to be armed again on the next poll.
     rearm: Vec<usize>,
     done: Vec<Completion>,
-    events: Vec<Event>,
+    events: Vec<Readiness>,
     clock: RxClock,
 }
 
@@ -126,7 +126,7 @@ impl UringIo {
             }
             None => {
                 s.listed = Some(self.events.len() as u32);
-                self.events.push(Event {
+                self.events.push(Readiness {
                     slot,
                     readable,
                     writable,
@@ -150,36 +150,36 @@ impl UringIo {
         if last && let Some(l) = s.live.as_mut() {
             l.ops -= 1;
         }
-        match c.event {
-            Done::Poll(_) => self.mark(slot, false, true),
-            Done::Recv(Ok(Some(buf))) => {
+        match c.outcome {
+            Outcome::Poll(_) => self.mark(slot, false, true),
+            Outcome::Recv(Ok(Some(buf))) => {
                 s.rx.push_back(buf);
                 if last && !std::mem::replace(&mut s.rearm, true) {
                     self.rearm.push(slot);
                 }
                 self.mark(slot, true, false);
             }
-            Done::Recv(Ok(None)) => {
+            Outcome::Recv(Ok(None)) => {
                 s.eof = true;
                 self.mark(slot, true, false);
             }
-            Done::Recv(Err(Errno::NOBUFS)) => {
+            Outcome::Recv(Err(Errno::NOBUFS)) => {
                 if !std::mem::replace(&mut s.rearm, true) {
                     self.rearm.push(slot);
                 }
             }
-            Done::Recv(Err(e)) => {
+            Outcome::Recv(Err(e)) => {
                 s.err.get_or_insert(e);
                 self.mark(slot, true, false);
             }
-            Done::Send(Err(e), _) => {
+            Outcome::Send(Err(e), _) => {
                 s.sending = false;
                 s.backlog.clear();
                 s.err.get_or_insert(e);
                 self.mark(slot, true, false);
             }
-            Done::Send(Ok(n), buf) => self.sent(slot, n, buf),
-            Done::Accept(_) => {}
+            Outcome::Send(Ok(n), buf) => self.sent(slot, n, buf),
+            Outcome::Accept(_) => {}
         }
     }
 
@@ -209,7 +209,7 @@ impl UringIo {
     /// A completion of a cancelled connection: recycle its buffer, count it, and close the
     /// socket through the ring after its last.
     fn settle_closing(&mut self, c: Completion) {
-        if let Done::Recv(Ok(Some(buf))) = c.event {
+        if let Outcome::Recv(Ok(Some(buf))) = c.outcome {
             self.ring.recycle(buf);
         }
         if c.more {
@@ -383,7 +383,7 @@ impl Io for UringIo {
     }
 
     #[inline]
-    fn event(&self, k: usize) -> Event {
+    fn event(&self, k: usize) -> Readiness {
         self.events[k]
     }
 

@@ -179,7 +179,7 @@ fn a_report_carrying_the_doctor_summary_matches_schema() {
 
 /// A comparison of two rounds per side, the second side 10% faster.
 fn comparison_doc() -> Value {
-    use twelve_report::visual::compare::{CompareDoc, SideJson, compare};
+    use twelve_report::visual::compare_report::{CompareDoc, SideJson, compare};
     let side = |scale: u64| -> Vec<Summary> {
         (0..2)
             .map(|_| {

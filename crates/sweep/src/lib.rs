@@ -7,22 +7,22 @@
 //! - [`drain`]: waiting between runs until the last run's connections have drained.
 //! - [`knee`]: bisection for the highest rate that meets every SLO.
 //! - [`driver`]: running the steps of a sweep or a knee search.
-//! - [`compare`]: A B A B rounds.
+//! - [`rounds`]: the A B A B rounds of a comparison.
 //! - [`side`]: one side of a comparison: a URL, or a command that starts a server.
 #![forbid(unsafe_code)]
 
-pub mod compare;
 pub mod drain;
 pub mod driver;
 pub mod knee;
 pub mod plan;
+pub mod rounds;
 pub mod side;
 
-pub use compare::{Side, interleave};
 pub use drain::{DrainPolicy, Drained, wait_drained};
 pub use driver::{configure, run_knee, run_step, run_sweep};
 pub use knee::{KneeResult, KneeSearch, find_max_rate};
 pub use plan::{PlanError, parse_plan};
+pub use rounds::{Side, interleave};
 pub use side::{
     SideError, SideObserver, SideSpec, run_side, run_side_observed, stop_running_server,
 };

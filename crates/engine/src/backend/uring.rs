@@ -31,7 +31,7 @@ use crate::metrics::{TimeoutKind, WorkerMetrics};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
-use twelve_sys::uring::ring::{Completion, Event, OpId, Ring};
+use twelve_sys::uring::ring::{Completion, OpId, Outcome, Ring};
 
 /// Tag of the wake-up eventfd's poll.
 const WAKE: u64 = u64::MAX;
@@ -238,7 +238,7 @@ impl Worker {
             {
                 *a = None;
             }
-            if let Event::Accept(r) = c.event {
+            if let Outcome::Accept(r) = c.outcome {
                 self.on_accept(r, now);
             }
             self.release_if_done_accepting();
@@ -273,7 +273,7 @@ impl Worker {
         let ctx = &mut self.setup.ctx;
         let Some(live) = self.slab.get(token) else {
             // Cannot happen (a slot stays until its last completion); keep the buffer pool.
-            if let Event::Recv(Ok(Some(buf))) = c.event {
+            if let Outcome::Recv(Ok(Some(buf))) = c.outcome {
                 self.ring.recycle(buf);
             }
             return;
@@ -282,8 +282,8 @@ impl Worker {
             live.ops -= 1;
         }
         let mut failed = false;
-        match c.event {
-            Event::Recv(r) => {
+        match c.outcome {
+            Outcome::Recv(r) => {
                 if !c.more {
                     live.recv = None;
                 }
@@ -306,7 +306,7 @@ impl Worker {
                     Err(_) => failed = true,
                 }
             }
-            Event::Send(r, buf) => {
+            Outcome::Send(r, buf) => {
                 live.sending = false;
                 if live.closing {
                     ctx.pool.give(buf);
@@ -316,8 +316,8 @@ impl Worker {
                     failed = after_send(&mut live.conn, r, now, ctx) == Sent::Failed;
                 }
             }
-            Event::Poll(_) => live.sending = false,
-            Event::Accept(_) => {}
+            Outcome::Poll(_) => live.sending = false,
+            Outcome::Accept(_) => {}
         }
         if live.closing {
             if live.ops == 0 {

@@ -2,7 +2,7 @@
 //! or "no clear difference on req/s: rounds disagree", said only over rounds whose self-check
 //! found them valid (a client-bound round measures the client, not the server), unless the
 //! user allows invalid rounds.
-use super::compare::Comparison;
+use super::compare_report::Comparison;
 use crate::summary::Summary;
 use crate::verdict::Verdict;
 
@@ -101,7 +101,7 @@ fn figure_sentence(c: &Comparison, rounds: usize) -> String {
 mod tests {
     use super::*;
     use crate::result::{RunInfo, RunResult, WorkerResult};
-    use crate::visual::compare::compare;
+    use crate::visual::compare_report::compare;
     use std::time::Duration;
 
     /// A round of `requests` in 1 s; `busy_ms` of client CPU (≥ 900: client-bound).

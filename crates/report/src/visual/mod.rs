@@ -4,7 +4,7 @@
 //!
 //! Everything here is pure: it turns finished, summarised runs into text. The drivers that
 //! make the runs live in twelve-sweep, the commands in the binary.
-pub mod compare;
+pub mod compare_report;
 pub mod compare_verdict;
 pub mod console;
 pub mod csv;
@@ -14,7 +14,7 @@ pub mod plot;
 pub mod step;
 mod time;
 
-pub use compare::{COMPARE_SCHEMA, COMPARE_SCHEMA_ID, CompareDoc, Comparison, Spread};
+pub use compare_report::{COMPARE_SCHEMA, COMPARE_SCHEMA_ID, CompareDoc, Comparison, Spread};
 pub use csv::{CSV_HEADER_CLOSED, CSV_HEADER_OPEN, write_csv};
 pub use doc::{SWEEP_SCHEMA, SWEEP_SCHEMA_ID, SweepDoc};
 pub use html::HtmlPage;

@@ -74,7 +74,7 @@ impl RecvBuf {
 
 /// What an operation produced.
 #[derive(Debug)]
-pub enum Event {
+pub enum Outcome {
     /// A connection accepted (nonblocking, close-on-exec), or the error.
     Accept(Result<OwnedFd, Errno>),
     /// Bytes received, `Ok(None)` at EOF, or the error (`ENOBUFS`: the buffer ring was empty
@@ -95,7 +95,7 @@ pub struct Completion {
     /// A multishot operation remains armed and will complete again.
     pub more: bool,
     /// The result.
-    pub event: Event,
+    pub outcome: Outcome,
 }
 
 enum Pending {
@@ -605,20 +605,20 @@ impl Ring {
             self.inflight -= 1;
             p
         };
-        let event = match kind {
+        let outcome = match kind {
             Pending::Cancel => return None,
-            Pending::Accept if res < 0 => Event::Accept(Err(err())),
+            Pending::Accept if res < 0 => Outcome::Accept(Err(err())),
             // SAFETY: a successful accept completion's result is a new descriptor that nothing
             // else owns (no fixed-file slot was requested).
-            Pending::Accept => Event::Accept(Ok(unsafe { OwnedFd::from_raw_fd(res) })),
-            Pending::Recv => Event::Recv(self.received(res, cqe.flags(), false)),
-            Pending::RecvMsg => Event::Recv(self.received(res, cqe.flags(), true)),
-            Pending::Send(buf) if res < 0 => Event::Send(Err(err()), buf),
-            Pending::Send(buf) => Event::Send(Ok(res as usize), buf),
-            Pending::Poll if res < 0 => Event::Poll(Err(err())),
-            Pending::Poll => Event::Poll(Ok(res as u32)),
+            Pending::Accept => Outcome::Accept(Ok(unsafe { OwnedFd::from_raw_fd(res) })),
+            Pending::Recv => Outcome::Recv(self.received(res, cqe.flags(), false)),
+            Pending::RecvMsg => Outcome::Recv(self.received(res, cqe.flags(), true)),
+            Pending::Send(buf) if res < 0 => Outcome::Send(Err(err()), buf),
+            Pending::Send(buf) => Outcome::Send(Ok(res as usize), buf),
+            Pending::Poll if res < 0 => Outcome::Poll(Err(err())),
+            Pending::Poll => Outcome::Poll(Ok(res as u32)),
         };
-        Some(Completion { tag, more, event })
+        Some(Completion { tag, more, outcome })
     }
 
     fn received(&mut self, res: i32, flags: u32, msg: bool) -> Result<Option<RecvBuf>, Errno> {
@@ -715,7 +715,7 @@ impl Ring {
             }
             self.reap(&mut out);
             for c in out.drain(..) {
-                if let Event::Recv(Ok(Some(b))) = c.event {
+                if let Outcome::Recv(Ok(Some(b))) = c.outcome {
                     self.recycle(b);
                 }
             }

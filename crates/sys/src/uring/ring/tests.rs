@@ -48,8 +48,8 @@ fn multishot_accept_on_a_nonblocking_listener_yields_each_connection() {
     for c in got {
         assert_eq!(c.tag, 7);
         assert!(c.more);
-        let Event::Accept(Ok(fd)) = c.event else {
-            panic!("{:?}", c.event)
+        let Outcome::Accept(Ok(fd)) = c.outcome else {
+            panic!("{:?}", c.outcome)
         };
         let fl = rustix::fs::fcntl_getfl(&fd).unwrap();
         assert!(fl.contains(rustix::fs::OFlags::NONBLOCK));
@@ -65,15 +65,15 @@ fn multishot_recv_fills_provided_buffers_then_reports_eof() {
     let got = wait_for(&mut r, 1);
     let c = got.into_iter().next().unwrap();
     assert!(c.more);
-    let Event::Recv(Ok(Some(buf))) = c.event else {
-        panic!("{:?}", c.event)
+    let Outcome::Recv(Ok(Some(buf))) = c.outcome else {
+        panic!("{:?}", c.outcome)
     };
     assert_eq!(r.bytes(&buf), b"hello");
     r.recycle(buf);
     drop(a);
     let got = wait_for(&mut r, 1);
     assert!(!got[0].more);
-    assert!(matches!(got[0].event, Event::Recv(Ok(None))));
+    assert!(matches!(got[0].outcome, Outcome::Recv(Ok(None))));
     assert_eq!(r.inflight(), 0);
 }
 
@@ -90,7 +90,7 @@ fn more_bytes_than_one_buffer_arrive_in_several_buffers() {
         r.submit_and_wait(Some(Duration::from_millis(10))).unwrap();
         r.reap(&mut out);
         for c in out.drain(..) {
-            if let Event::Recv(Ok(Some(buf))) = c.event {
+            if let Outcome::Recv(Ok(Some(buf))) = c.outcome {
                 got.extend_from_slice(r.bytes(&buf));
                 r.recycle(buf);
             }
@@ -108,8 +108,8 @@ fn send_returns_its_buffer_and_sends_from_start() {
     let (a, mut b) = tcp_pair();
     r.send(a.as_fd(), b"xxpayload".to_vec(), 2, 9);
     let got = wait_for(&mut r, 1);
-    let Event::Send(Ok(7), buf) = &got[0].event else {
-        panic!("{:?}", got[0].event)
+    let Outcome::Send(Ok(7), buf) = &got[0].outcome else {
+        panic!("{:?}", got[0].outcome)
     };
     assert_eq!(buf, b"xxpayload");
     let mut s = [0u8; 7];
@@ -125,7 +125,10 @@ fn cancelled_recv_completes_with_ecanceled_and_nothing_stays_in_flight() {
     r.submit_and_wait(Some(Duration::from_millis(1))).unwrap();
     r.cancel(op);
     let got = wait_for(&mut r, 1);
-    assert!(matches!(got[0].event, Event::Recv(Err(Errno::CANCELED))));
+    assert!(matches!(
+        got[0].outcome,
+        Outcome::Recv(Err(Errno::CANCELED))
+    ));
     assert_eq!(r.inflight(), 0);
 }
 
@@ -186,9 +189,9 @@ fn an_empty_buffer_ring_ends_multishot_recv_with_enobufs() {
         r.submit_and_wait(Some(Duration::from_millis(5))).unwrap();
         r.reap(&mut out);
         for c in out.drain(..) {
-            match c.event {
-                Event::Recv(Ok(Some(buf))) => held.push(buf),
-                Event::Recv(Err(Errno::NOBUFS)) => enobufs = !c.more,
+            match c.outcome {
+                Outcome::Recv(Ok(Some(buf))) => held.push(buf),
+                Outcome::Recv(Err(Errno::NOBUFS)) => enobufs = !c.more,
                 e => panic!("{e:?}"),
             }
         }
@@ -221,8 +224,8 @@ fn multishot_recvmsg_hands_out_the_payload_with_its_receive_stamp_then_eof() {
         let c = got.into_iter().next().expect("a completion");
         assert_eq!(c.tag, 5);
         assert!(c.more);
-        let Event::Recv(Ok(Some(buf))) = c.event else {
-            panic!("{:?}", c.event)
+        let Outcome::Recv(Ok(Some(buf))) = c.outcome else {
+            panic!("{:?}", c.outcome)
         };
         assert_eq!(r.bytes(&buf), sent);
         let stamp = buf.stamp();
@@ -241,9 +244,9 @@ fn multishot_recvmsg_hands_out_the_payload_with_its_receive_stamp_then_eof() {
     let got = wait_for(&mut r, 1);
     assert!(!got[0].more);
     assert!(
-        matches!(got[0].event, Event::Recv(Ok(None))),
+        matches!(got[0].outcome, Outcome::Recv(Ok(None))),
         "{:?}",
-        got[0].event
+        got[0].outcome
     );
     assert_eq!(r.inflight(), 0);
 }

@@ -1,6 +1,6 @@
 //! Interleaved comparisons (`twelve compare A B`): A B A B … rounds with the same settings,
 //! so slow drift of a noisy machine falls on both sides of every pair. The figures, their
-//! spreads and pairwise ratios are twelve-report's (`twelve_report::visual::compare`).
+//! spreads and pairwise ratios are twelve-report's (`twelve_report::visual::compare_report`).
 
 /// Which side of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
