@@ -1,14 +1,11 @@
 //! The `twelve` command: parses the command line and hands each subcommand to its module.
 #![forbid(unsafe_code)]
 
-mod activation;
 mod barrier;
 mod bench;
 mod compare;
-mod control;
 mod doctor;
 mod flame;
-mod generation;
 mod k8s;
 mod limits;
 mod live;
@@ -21,7 +18,6 @@ mod serve;
 mod serve_tls;
 mod server_cpu;
 mod shard;
-mod successor;
 mod sweep;
 mod upgrade;
 

@@ -1,13 +1,16 @@
-//! `twelve serve`: command-line flags and the glue to twelve-engine (the TechEmpower
-//! endpoints of `twelve_engine::apps::techempower`); a generation's life (listeners, ready,
-//! upgrade, drain) is `crate::generation`'s.
+//! `twelve serve`: command-line flags, the glue to twelve-engine (the TechEmpower endpoints
+//! of `twelve_engine::apps::techempower`, a generation's life run by
+//! `twelve_engine::restart`), and the log lines.
 use anyhow::{Context, bail};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use twelve_engine::apps::techempower;
-use twelve_engine::{Backend, Config, FileCacheConfig, Limits, StartError, Steer, Timeouts};
+use twelve_engine::restart::{self, Ended, Notice};
+use twelve_engine::{
+    Backend, Config, FileCacheConfig, Limits, ServerHandle, StartError, Steer, Timeouts,
+};
 
 /// Flags of `twelve serve`.
 #[derive(clap::Args, Debug)]
@@ -136,20 +139,99 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(path) => path.clone(),
         None => std::env::current_exe().context("--binary: cannot resolve this binary's path")?,
     };
-    let plan = crate::generation::Plan {
-        recipe: crate::successor::Recipe {
-            binary,
-            args: std::env::args_os().skip(1).collect(),
-            timeout: secs("--upgrade-timeout", args.upgrade_timeout)?,
-        },
+    let options = restart::Options {
+        program: binary,
+        args: std::env::args_os().skip(1).collect(),
+        upgrade_timeout: secs("--upgrade-timeout", args.upgrade_timeout)?,
         control: args.control.clone(),
     };
-    crate::generation::run(config.clone(), techempower::router(), &plan).map_err(|e| {
-        match e.downcast::<StartError>() {
-            Ok(start) => start_error(start, &config),
-            Err(e) => e,
+    // SIGHUP reloads the TLS certificate (a thread of its own); open connections keep theirs.
+    // Installed before the workers start, as `restart::run` installs the others.
+    crate::serve_tls::reload_on_sighup(config.tls.as_ref())?;
+    if config.tls.is_some() {
+        eprintln!("twelve serve: {}", crate::serve_tls::ktls_line());
+    }
+    let ended = restart::run(config.clone(), techempower::router(), &options, log)
+        .map_err(|e| restart_error(e, &config))?;
+    if let Ended::Abandoned(sig) = ended {
+        eprintln!("twelve serve: signal {sig} again, exiting without draining");
+        std::process::exit(128 + sig);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The log line of each step of a generation's life.
+fn log(notice: Notice<'_>) {
+    match notice {
+        Notice::Serving { server, config } => announce(server, config),
+        Notice::MigrateReqOff => eprintln!(
+            "twelve serve: net.ipv4.tcp_migrate_req is 0: a per-CPU listener closed outside a handover resets its queued connections (see twelve doctor)"
+        ),
+        Notice::UpgradeFailed { generation, why } => {
+            eprintln!("twelve serve: upgrade failed; generation {generation} carries on: {why}");
         }
-    })
+        Notice::Upgraded {
+            generation,
+            successor,
+            stopped_accepting,
+        } => {
+            if !stopped_accepting {
+                eprintln!(
+                    "twelve serve: a worker of generation {generation} still accepted a second \
+                     after the stop; it may answer a connection or two before generation {} does",
+                    successor.generation
+                );
+            }
+            eprintln!(
+                "twelve serve: generation {} (pid {}) is ready; generation {generation} drains",
+                successor.generation, successor.pid
+            );
+        }
+        Notice::Stopping { signal } => {
+            eprintln!("twelve serve: signal {signal}, draining (--drain-timeout)");
+        }
+        Notice::Refused { why } => eprintln!("twelve serve: SIGUSR2 {why}"),
+        Notice::Drained { generation, last } => eprintln!(
+            "twelve serve: generation {generation} exits: {} requests, {} accepts, {} closes, {} resets, 2xx {} 4xx {} 5xx {}",
+            last.requests,
+            last.accepts,
+            last.closes,
+            last.resets,
+            last.responses_by_class[2],
+            last.responses_by_class[4],
+            last.responses_by_class[5]
+        ),
+        _ => {}
+    }
+}
+
+/// The listening lines.
+fn announce(handle: &ServerHandle, config: &Config) {
+    let io = io_summary(handle.backends());
+    if let Some(why) = handle.io_fallback() {
+        eprintln!("twelve serve: --io auto: {why}; using epoll");
+    }
+    for (i, addr) in handle.local_addrs().iter().enumerate() {
+        println!(
+            "twelve serve: listening on {}://{addr} ({} workers on CPUs {}, steer {}, io {io}, generation {})",
+            crate::serve_tls::scheme(config, i),
+            handle.cpus().len(),
+            config.cpus,
+            config.steer,
+            config.generation
+        );
+    }
+}
+
+/// Names the flag behind a generation's failure to start.
+fn restart_error(e: restart::Error, config: &Config) -> anyhow::Error {
+    match e {
+        restart::Error::Start(start) => start_error(start, config),
+        restart::Error::Control { path, why } => {
+            anyhow::anyhow!("--control {}: {why}", path.display())
+        }
+        other => anyhow::Error::new(other),
+    }
 }
 
 /// Names the flag and value behind a start failure.
@@ -185,7 +267,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         if n == 0 {
             bail!("--workers 0: need at least one worker");
         }
-        // One worker per CPU: asking for more than --cpus holds used to start fewer, silently.
+        // One worker per CPU: more workers than --cpus holds cannot run, so say so.
         if n > cpus.len() {
             bail!(
                 "--workers {n}: --cpus {cpus} holds {} CPU(s) and a worker runs per CPU; use \
@@ -260,8 +342,8 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         },
         drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
         // Closing an idle connection at the drain's start loses the request a busy client
-        // has already sent into it (every one of wrk -c64's, measured before this): keep it
-        // for one last answer with `Connection: close` (docs/restart.md).
+        // may already have sent into it: keep it for one last answer with
+        // `Connection: close` (docs/restart.md).
         close_idle_on_drain: false,
         coalesce: coalesce(&args.coalesce)?,
         generation_header: args
@@ -275,7 +357,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
 }
 
 /// The workers' backends for the startup line: one name when they agree, else one per worker.
-pub(crate) fn io_summary(backends: &[Backend]) -> String {
+fn io_summary(backends: &[Backend]) -> String {
     match backends {
         [first, rest @ ..] if rest.iter().all(|b| b == first) => first.to_string(),
         _ => backends

@@ -2,8 +2,6 @@
 //! control socket (waits for the answer: ready, or why it failed) or with SIGUSR2.
 
 use anyhow::{Context, bail};
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,14 +32,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("give --control PATH or --pid PID");
     };
     let shown = path.display();
-    let mut conn = UnixStream::connect(&path).with_context(|| format!("--control {shown}"))?;
     let command = if args.status { "status" } else { "upgrade" };
-    writeln!(conn, "{command}").with_context(|| format!("--control {shown}"))?;
-    let mut answer = String::new();
-    BufReader::new(&conn)
-        .read_line(&mut answer)
-        .with_context(|| format!("--control {shown}: reading the answer"))?;
-    let answer = answer.trim();
+    let answer = twelve_engine::restart::command(&path, command)
+        .with_context(|| format!("--control {shown}"))?;
     if answer.is_empty() {
         bail!("--control {shown}: the server closed the connection without an answer");
     }

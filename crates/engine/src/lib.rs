@@ -6,7 +6,8 @@
 //!
 //! Start one in-process with [`Server::new`]`(`[`Config`]`, `[`Router`]`)` and
 //! [`Server::start`], which returns a [`ServerHandle`]: the bound addresses, lock-free
-//! metrics, and a graceful [`ServerHandle::shutdown`].
+//! metrics, and a graceful [`ServerHandle::shutdown`]. [`restart::run`] runs one generation
+//! of a server that upgrades and restarts without losing a connection.
 //!
 //! ```
 //! use std::io::{Read, Write};
@@ -42,12 +43,12 @@ mod files;
 mod files_route;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-pub mod handover;
 mod metrics;
 mod metrics_route;
 mod metrics_tls;
 mod pool;
 mod response;
+pub mod restart;
 mod router;
 mod server;
 mod wheel;

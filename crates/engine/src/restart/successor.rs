@@ -1,32 +1,20 @@
-//! Starting the next generation of `twelve serve` (docs/restart.md, "Upgrade"): spawn the
-//! configured binary with the same arguments, hand it every listener by name over an
-//! inherited socketpair, and wait until it reports ready, or kill it and carry on (rollback).
+//! Starting the next generation (docs/restart.md, "Upgrade"): spawn the configured program
+//! with its arguments, hand it every listener by name over an inherited socketpair, and wait
+//! until it reports ready, or kill it and carry on (rollback).
 
+use super::handover::{self, Channel, Message};
+use super::{Error, Options};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::time::Duration;
-use twelve_engine::handover::{self, Channel, Message};
 
-/// The variable naming the successor's end of the socketpair (a descriptor number).
-pub(crate) const CHANNEL_ENV: &str = "TWELVE_UPGRADE_FD";
-/// The variable giving the successor its generation number.
-pub(crate) const GENERATION_ENV: &str = "TWELVE_GENERATION";
+/// The variable naming a successor's end of the socketpair (a descriptor number).
+pub const CHANNEL_ENV: &str = "TWELVE_UPGRADE_FD";
+/// The variable giving a successor its generation number.
+pub const GENERATION_ENV: &str = "TWELVE_GENERATION";
 /// systemd's socket-activation variables: they describe this process's start, never the
 /// successor's (whose listeners come over the socketpair).
 const SYSTEMD_ENV: [&str; 3] = ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"];
-
-/// How to start a successor.
-#[derive(Clone, Debug)]
-pub(crate) struct Recipe {
-    /// The configured binary path, resolved at start: not `/proc/self/exe`, which keeps
-    /// naming the old inode once the file at the path has been replaced.
-    pub(crate) binary: PathBuf,
-    /// The arguments this process was started with (after the program name).
-    pub(crate) args: Vec<std::ffi::OsString>,
-    /// How long the successor has to report ready.
-    pub(crate) timeout: Duration,
-}
 
 /// A successor that reported ready.
 #[derive(Debug)]
@@ -43,16 +31,16 @@ pub(crate) struct Ready {
 /// successor is told to go on. On any failure the successor is killed and reaped, and the
 /// error says why; this process and its listeners are untouched.
 pub(crate) fn start(
-    recipe: &Recipe,
+    options: &Options,
     generation: u64,
     listeners: &[(String, BorrowedFd<'_>)],
     on_ready: impl FnOnce(),
 ) -> Result<Ready, String> {
     let (channel, theirs) = handover::channel_pair().map_err(|e| format!("socketpair: {e}"))?;
-    let mut child = spawn(recipe, generation, &theirs)?;
+    let mut child = spawn(options, generation, &theirs)?;
     // Our copy of their end must go, or their exit would never show as EOF here.
     drop(theirs);
-    let outcome = hand_over(&channel, listeners).and_then(|()| await_ready(&channel, recipe));
+    let outcome = hand_over(&channel, listeners).and_then(|()| await_ready(&channel, options));
     match outcome {
         Ok(()) => {
             on_ready();
@@ -77,17 +65,17 @@ pub(crate) fn start(
     }
 }
 
-fn spawn(recipe: &Recipe, generation: u64, theirs: &OwnedFd) -> Result<Child, String> {
+fn spawn(options: &Options, generation: u64, theirs: &OwnedFd) -> Result<Child, String> {
     handover::inheritable(theirs).map_err(|e| format!("socketpair: {e}"))?;
-    let mut cmd = Command::new(&recipe.binary);
-    cmd.args(&recipe.args)
+    let mut cmd = Command::new(&options.program);
+    cmd.args(&options.args)
         .env(CHANNEL_ENV, theirs.as_raw_fd().to_string())
         .env(GENERATION_ENV, generation.to_string());
     for name in SYSTEMD_ENV {
         cmd.env_remove(name);
     }
     cmd.spawn()
-        .map_err(|e| format!("cannot start {}: {e}", recipe.binary.display()))
+        .map_err(|e| format!("cannot start {}: {e}", options.program.display()))
 }
 
 fn hand_over(channel: &Channel, listeners: &[(String, BorrowedFd<'_>)]) -> Result<(), String> {
@@ -102,14 +90,14 @@ fn hand_over(channel: &Channel, listeners: &[(String, BorrowedFd<'_>)]) -> Resul
     }
 }
 
-fn await_ready(channel: &Channel, recipe: &Recipe) -> Result<(), String> {
-    match channel.recv(Some(recipe.timeout)) {
+fn await_ready(channel: &Channel, options: &Options) -> Result<(), String> {
+    match channel.recv(Some(options.upgrade_timeout)) {
         Ok(Message::Text(t)) if t.starts_with("ready") => Ok(()),
         Ok(Message::Text(t)) => Err(t),
         Ok(Message::Closed) => Err("exited before it was ready".to_owned()),
         Ok(Message::TimedOut) => Err(format!(
-            "not ready within --upgrade-timeout {}s",
-            recipe.timeout.as_secs_f64()
+            "not ready within the upgrade timeout ({}s)",
+            options.upgrade_timeout.as_secs_f64()
         )),
         Ok(Message::Listener(name, _)) => Err(format!("sent a listener ({name}) instead of ready")),
         Err(e) => Err(format!("handover channel: {e}")),
@@ -117,16 +105,15 @@ fn await_ready(channel: &Channel, recipe: &Recipe) -> Result<(), String> {
 }
 
 /// The successor's side: the channel its parent left it, if it was started as a successor.
-pub(crate) fn inherited_channel() -> anyhow::Result<Option<Channel>> {
+pub(crate) fn inherited_channel() -> Result<Option<Channel>, Error> {
     let Some(value) = std::env::var_os(CHANNEL_ENV) else {
         return Ok(None);
     };
-    let fd: i32 = value
-        .to_str()
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("{CHANNEL_ENV}={value:?}: not a descriptor number"))?;
+    let fd: i32 = value.to_str().and_then(|v| v.parse().ok()).ok_or_else(|| {
+        Error::Inherited(format!("{CHANNEL_ENV}={value:?}: not a descriptor number"))
+    })?;
     let fd = twelve_sys::inherit::take_inherited(fd)
-        .map_err(|e| anyhow::anyhow!("{CHANNEL_ENV}={fd}: {e}"))?;
+        .map_err(|e| Error::Inherited(format!("{CHANNEL_ENV}={fd}: {e}")))?;
     Ok(Some(Channel::from_fd(fd)))
 }
 

@@ -1,5 +1,5 @@
-//! systemd socket activation for `twelve serve`: what `LISTEN_FDNAMES` may name and how the
-//! sockets become per-CPU listeners.
+//! systemd socket activation: the sockets systemd passed (`LISTEN_FDS`, `LISTEN_PID`,
+//! `LISTEN_FDNAMES`), what their names may be, and how they become per-CPU listeners.
 //!
 //! A `.socket` unit names all of its sockets with one `FileDescriptorName=`, so a unit cannot
 //! give each CPU its own name. Two forms are accepted: per-CPU names (`http-cpu0`,
@@ -10,17 +10,42 @@
 //! `tcp_migrate_req=1` the kernel moves what was queued on a dead worker's listener to it.
 //! Upgrades hand every listener over by its per-CPU name, so the group never changes.
 
+use super::Error;
+use super::handover::listener_name;
+use crate::{Config, Steer};
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
-use twelve_engine::handover::listener_name;
-use twelve_engine::{Config, Steer};
+
+/// The listeners systemd passed, if this process was socket-activated.
+pub(crate) fn systemd_listeners() -> Result<Option<Vec<(String, OwnedFd)>>, Error> {
+    if std::env::var_os("LISTEN_FDS").is_none() {
+        return Ok(None);
+    }
+    let pid_matches = std::env::var("LISTEN_PID")
+        .ok()
+        .and_then(|p| p.parse::<u32>().ok())
+        .is_some_and(|p| p == std::process::id());
+    if !pid_matches {
+        // Meant for another process (our parent's): not ours to take.
+        return Ok(None);
+    }
+    let fds = sd_notify::listen_fds_with_names()
+        .map_err(|e| Error::Inherited(format!("LISTEN_FDS/LISTEN_FDNAMES: {e}")))?;
+    let mut named = Vec::new();
+    for (fd, name) in fds {
+        let owned = twelve_sys::inherit::take_inherited(fd)
+            .map_err(|e| Error::Inherited(format!("LISTEN_FDS: descriptor {fd} ({name}): {e}")))?;
+        named.push((name, owned));
+    }
+    Ok(Some(named))
+}
 
 /// Renames `http`/`http<J>` to the first worker's per-CPU name and creates the other
 /// workers' listeners on the same address; per-CPU names pass through unchanged.
 pub(crate) fn per_cpu(
     named: Vec<(String, OwnedFd)>,
     config: &Config,
-) -> anyhow::Result<Vec<(String, OwnedFd)>> {
+) -> Result<Vec<(String, OwnedFd)>, Error> {
     let cpus = config.cpus.as_slice();
     let mut out = Vec::new();
     for (name, fd) in named {
@@ -29,10 +54,12 @@ pub(crate) fn per_cpu(
             continue;
         };
         let want = *config.listen.get(j).ok_or_else(|| {
-            anyhow::anyhow!("LISTEN_FDNAMES {name}: there is no address {j} in --listen")
+            Error::Inherited(format!(
+                "LISTEN_FDNAMES {name}: there is no address {j} to listen on"
+            ))
         })?;
-        let addr = twelve_engine::handover::validate(fd.as_fd(), want, cpus.len() > 1)
-            .map_err(|e| anyhow::anyhow!("LISTEN_FDNAMES {name}: {e}"))?;
+        let addr = super::handover::validate(fd.as_fd(), want, cpus.len() > 1)
+            .map_err(|e| Error::Inherited(format!("LISTEN_FDNAMES {name}: {e}")))?;
         out.push((listener_name(j, cpus[0]), fd));
         for &cpu in &cpus[1..] {
             out.push((listener_name(j, cpu), join(addr, cpu, config)?));
@@ -51,15 +78,18 @@ fn address_index(name: &str) -> Option<usize> {
 }
 
 /// A new listener for the worker on `cpu`, joining the reuseport group on `addr`.
-fn join(addr: SocketAddr, cpu: usize, config: &Config) -> anyhow::Result<OwnedFd> {
+fn join(addr: SocketAddr, cpu: usize, config: &Config) -> Result<OwnedFd, Error> {
     let opts = twelve_sys::ListenerOptions {
         backlog: twelve_sys::net::somaxconn(),
         incoming_cpu: (config.steer == Steer::IncomingCpu).then_some(cpu as u32),
         busy_poll_us: config.busy_poll_us,
         nodelay: true,
     };
-    twelve_sys::net::reuseport_listener(addr, &opts)
-        .map_err(|e| anyhow::anyhow!("joining systemd's socket on {addr} for CPU {cpu}: {e}"))
+    twelve_sys::net::reuseport_listener(addr, &opts).map_err(|e| {
+        Error::Inherited(format!(
+            "joining systemd's socket on {addr} for CPU {cpu}: {e}"
+        ))
+    })
 }
 
 #[cfg(test)]

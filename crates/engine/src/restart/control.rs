@@ -1,8 +1,9 @@
-//! The control side of `twelve serve`: signals (SIGTERM/SIGINT stop, SIGUSR2 upgrades), the
-//! control socket (`--control PATH`: one command line in, one answer line out), systemd's
-//! socket activation, and what a draining generation answers.
+//! The control side of a generation: signals (SIGTERM/SIGINT stop, SIGUSR2 upgrades), the
+//! control socket (one command line in, one answer line out), and what a draining
+//! generation answers.
 
-use anyhow::{Context, bail};
+use super::{Error, Notice};
+use crate::{MetricsSnapshot, ServerHandle};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -21,18 +22,18 @@ const CONTROL_POLL: Duration = Duration::from_millis(50);
 const COMMAND_WAIT: Duration = Duration::from_secs(5);
 
 /// Something the serving generation must act on.
-pub(crate) enum Event {
+pub(crate) enum Arrival {
     /// A signal: SIGUSR2 asks for an upgrade, SIGTERM/SIGINT for a stop.
     Signal(i32),
     /// A control connection, its command not read yet.
     Control(UnixStream),
     /// Every worker has drained and exited; their last counters.
-    Drained(Box<twelve_engine::MetricsSnapshot>),
+    Drained(Box<MetricsSnapshot>),
 }
 
 /// A command read from a control connection.
-pub(crate) enum Control {
-    /// `upgrade` or `restart`: the same path (the configured binary is exec'd either way;
+pub(crate) enum Command {
+    /// `upgrade` or `restart`: the same path (the configured program is exec'd either way;
     /// replacing the file first is what makes it an upgrade).
     Upgrade,
     /// `status`.
@@ -41,15 +42,15 @@ pub(crate) enum Control {
     Unknown(String),
 }
 
-/// The event threads of a generation.
-pub(crate) struct Events {
-    pub(crate) rx: Receiver<Event>,
-    tx: Sender<Event>,
+/// The threads that collect what a generation must act on.
+pub(crate) struct Arrivals {
+    pub(crate) rx: Receiver<Arrival>,
+    tx: Sender<Arrival>,
     stop: Arc<AtomicBool>,
     control: std::sync::Mutex<Option<JoinHandle<()>>>,
 }
 
-impl Events {
+impl Arrivals {
     /// Stops taking control connections and waits until the thread has: from then on the
     /// socket's queue is the successor's alone.
     pub(crate) fn stop_control(&self) {
@@ -67,17 +68,20 @@ impl Events {
 }
 
 /// The signal handlers (installed before the engine starts, see `generation::run`).
-pub(crate) fn signals() -> anyhow::Result<signal_hook::iterator::Signals> {
+pub(crate) fn signals() -> Result<signal_hook::iterator::Signals, Error> {
     use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR2};
-    signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGUSR2])
-        .context("installing the SIGTERM/SIGINT/SIGUSR2 handlers")
+    signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGUSR2]).map_err(|source| Error::Io {
+        what: "installing the SIGTERM/SIGINT/SIGUSR2 handlers",
+        source,
+    })
 }
 
-/// Starts the threads that turn signals and control connections into [`Event`]s.
+/// Starts the threads that turn signals and control connections into [`Arrival`]s.
 pub(crate) fn start(
     mut signals: signal_hook::iterator::Signals,
     control: Option<&UnixListener>,
-) -> anyhow::Result<Events> {
+) -> Result<Arrivals, Error> {
+    let io = |what| move |source| Error::Io { what, source };
     let (tx, rx) = std::sync::mpsc::channel();
     let to_main = tx.clone();
     let keep = tx.clone();
@@ -85,27 +89,30 @@ pub(crate) fn start(
         .name("twelve-signals".into())
         .spawn(move || {
             for sig in signals.forever() {
-                if to_main.send(Event::Signal(sig)).is_err() {
+                if to_main.send(Arrival::Signal(sig)).is_err() {
                     return;
                 }
             }
         })
-        .context("starting the signal thread")?;
+        .map_err(io("starting the signal thread"))?;
     let stop = Arc::new(AtomicBool::new(false));
     let thread = match control {
         Some(l) => {
-            let l = l.try_clone().context("--control: duplicating the socket")?;
-            l.set_nonblocking(true).context("--control")?;
+            let l = l
+                .try_clone()
+                .map_err(io("duplicating the control socket"))?;
+            l.set_nonblocking(true)
+                .map_err(io("making the control socket non-blocking"))?;
             let stop = stop.clone();
             let t = std::thread::Builder::new()
                 .name("twelve-control".into())
                 .spawn(move || accept_loop(&l, &stop, &tx))
-                .context("starting the control thread")?;
+                .map_err(io("starting the control thread"))?;
             Some(t)
         }
         None => None,
     };
-    Ok(Events {
+    Ok(Arrivals {
         rx,
         tx: keep,
         stop,
@@ -116,9 +123,9 @@ pub(crate) fn start(
 /// Accepts control connections until told to stop. It polls rather than blocks in `accept`
 /// because the successor shares the socket: a thread blocked in `accept` here would go on
 /// taking connections meant for it.
-fn accept_loop(l: &UnixListener, stop: &AtomicBool, tx: &Sender<Event>) {
+fn accept_loop(l: &UnixListener, stop: &AtomicBool, tx: &Sender<Arrival>) {
     while !stop.load(Ordering::Acquire) {
-        match twelve_engine::handover::wait_readable(l.as_fd(), CONTROL_POLL) {
+        match super::handover::wait_readable(l.as_fd(), CONTROL_POLL) {
             Ok(true) => {}
             Ok(false) => continue,
             Err(_) => return,
@@ -129,7 +136,7 @@ fn accept_loop(l: &UnixListener, stop: &AtomicBool, tx: &Sender<Event>) {
         match l.accept() {
             Ok((conn, _)) => {
                 let _ = conn.set_nonblocking(false);
-                if tx.send(Event::Control(conn)).is_err() {
+                if tx.send(Arrival::Control(conn)).is_err() {
                     return;
                 }
             }
@@ -141,27 +148,30 @@ fn accept_loop(l: &UnixListener, stop: &AtomicBool, tx: &Sender<Event>) {
 
 /// Binds a fresh control socket at `path`, replacing a stale one (nobody answers on it) but
 /// never a live one.
-pub(crate) fn bind(path: &Path) -> anyhow::Result<UnixListener> {
-    let shown = path.display();
+pub(crate) fn bind(path: &Path) -> Result<UnixListener, Error> {
+    let fail = |why: String| Error::Control {
+        path: path.to_owned(),
+        why,
+    };
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
-            bail!("--control {shown}: another server answers on it");
+            return Err(fail("another server answers on it".to_owned()));
         }
-        std::fs::remove_file(path).with_context(|| format!("--control {shown}: removing"))?;
+        std::fs::remove_file(path).map_err(|e| fail(format!("removing: {e}")))?;
     }
-    UnixListener::bind(path).with_context(|| format!("--control {shown}"))
+    UnixListener::bind(path).map_err(|e| fail(e.to_string()))
 }
 
 /// Reads one command line (bounded in time and length).
-pub(crate) fn read_command(conn: &mut UnixStream) -> Control {
+pub(crate) fn read_command(conn: &mut UnixStream) -> Command {
     let _ = conn.set_read_timeout(Some(COMMAND_WAIT));
     let mut line = String::new();
     let mut reader = BufReader::new(std::io::Read::take(&*conn, 256));
     let _ = reader.read_line(&mut line);
     match line.trim() {
-        "upgrade" | "restart" => Control::Upgrade,
-        "status" => Control::Status,
-        other => Control::Unknown(other.to_owned()),
+        "upgrade" | "restart" => Command::Upgrade,
+        "status" => Command::Status,
+        other => Command::Unknown(other.to_owned()),
     }
 }
 
@@ -173,14 +183,16 @@ pub(crate) fn reply(conn: &mut UnixStream, text: &str) {
 /// Drains: waits for the workers (on a thread of their own) while answering whatever
 /// arrives meanwhile: every control connection and SIGUSR2 is refused with the reason; a
 /// first SIGTERM/SIGINT after an upgrade changes nothing (a Ctrl-C that reached the whole
-/// process group must not cut the drain short), any later one exits at once. Events queued
-/// before the workers finished are all answered before this returns the last counters.
+/// process group must not cut the drain short), any later one ends the wait at once
+/// (`Err(signal)`). Arrivals queued before the workers finished are all answered before this
+/// returns the last counters.
 pub(crate) fn drain(
-    events: Events,
-    handle: twelve_engine::ServerHandle,
+    events: Arrivals,
+    handle: ServerHandle,
     generation: u64,
     successor: Option<(u64, u32)>,
-) -> twelve_engine::MetricsSnapshot {
+    notice: &mut dyn FnMut(Notice<'_>),
+) -> Result<MetricsSnapshot, i32> {
     // No new control connection from now on: after an upgrade the successor has the
     // socket; at a stop, clients are refused when it closes, not left without an answer.
     events.stop_control();
@@ -192,52 +204,40 @@ pub(crate) fn drain(
     };
     let tx = events.tx.clone();
     std::thread::spawn(move || {
-        let _ = tx.send(Event::Drained(Box::new(handle.join_with_metrics())));
+        let _ = tx.send(Arrival::Drained(Box::new(handle.join_with_metrics())));
     });
     let mut stops = u8::from(successor.is_none());
     loop {
         match events.rx.recv() {
-            Ok(Event::Drained(last)) => return *last,
-            Ok(Event::Control(mut conn)) => {
+            Ok(Arrival::Drained(last)) => return Ok(*last),
+            Ok(Arrival::Control(mut conn)) => {
                 let _ = read_command(&mut conn);
                 reply(&mut conn, &why);
             }
-            Ok(Event::Signal(sig)) if sig == signal_hook::consts::SIGUSR2 => {
-                eprintln!("twelve serve: SIGUSR2 {why}");
+            Ok(Arrival::Signal(sig)) if sig == signal_hook::consts::SIGUSR2 => {
+                notice(Notice::Refused { why: &why });
             }
-            Ok(Event::Signal(sig)) => {
+            Ok(Arrival::Signal(sig)) => {
                 stops += 1;
                 if stops >= 2 {
-                    eprintln!("twelve serve: signal {sig} again, exiting without draining");
-                    std::process::exit(128 + sig);
+                    return Err(sig);
                 }
             }
             // Cannot happen while the drain thread holds its sender; nothing to report then.
-            Err(_) => return twelve_engine::MetricsSnapshot::default(),
+            Err(_) => return Ok(MetricsSnapshot::default()),
         }
     }
 }
 
-/// The listeners systemd passed (`LISTEN_FDS`, `LISTEN_PID`, `LISTEN_FDNAMES`), if this
-/// process was socket-activated.
-pub(crate) fn systemd_listeners() -> anyhow::Result<Option<Vec<(String, std::os::fd::OwnedFd)>>> {
-    if std::env::var_os("LISTEN_FDS").is_none() {
-        return Ok(None);
-    }
-    let pid_matches = std::env::var("LISTEN_PID")
-        .ok()
-        .and_then(|p| p.parse::<u32>().ok())
-        .is_some_and(|p| p == std::process::id());
-    if !pid_matches {
-        // Meant for another process (our parent's): not ours to take.
-        return Ok(None);
-    }
-    let fds = sd_notify::listen_fds_with_names().context("LISTEN_FDS/LISTEN_FDNAMES")?;
-    let mut named = Vec::new();
-    for (fd, name) in fds {
-        let owned = twelve_sys::inherit::take_inherited(fd)
-            .with_context(|| format!("LISTEN_FDS: descriptor {fd} ({name})"))?;
-        named.push((name, owned));
-    }
-    Ok(Some(named))
+/// Sends one command line (`upgrade`, `restart` or `status`) to the control socket at `path`
+/// and returns the answer line, trimmed: `ready generation=G pid=P` once an upgrade's
+/// successor is ready, `serving generation=G pid=P` for a status, else `failed: ...`,
+/// `refused: ...` or `error: ...`. An empty answer means the server closed the connection
+/// without one.
+pub fn command(path: &Path, command: &str) -> std::io::Result<String> {
+    let mut conn = UnixStream::connect(path)?;
+    writeln!(conn, "{command}")?;
+    let mut answer = String::new();
+    BufReader::new(&conn).read_line(&mut answer)?;
+    Ok(answer.trim().to_owned())
 }
