@@ -1,15 +1,19 @@
-//! Restart and upgrade `twelve serve` under load with zero failed requests: the test of
-//! docs/restart.md, in a network namespace of its own. A strict client (tests/upgrade/
-//! client.rs) drives keep-alive connections and a new connection per request while the loop
-//! upgrades N times (`TWELVE_UPGRADE_N`, 20 by default; bench/upgrade.sh runs 100) at random
-//! 0-1 s intervals. Pass: no failed request, every generation answered, each old generation
-//! gone before its drain deadline, no RST, listen drop or migrate failure in the namespace.
-//! The negative controls run every time and must fail, or the zero would mean nothing.
+//! Restart and upgrade a server under load with zero failed requests: the test of
+//! docs/restart.md, in a network namespace of its own, run against `twelve serve` and against
+//! the engine's example of an embedded server (crates/engine/examples/upgrade.rs), both built
+//! on `twelve_engine::restart`. A strict client (tests/upgrade/client.rs) drives keep-alive
+//! connections and a new connection per request while the loop upgrades N times
+//! (`TWELVE_UPGRADE_N`, 20 by default; bench/upgrade.sh runs 100) at random 0-1 s intervals.
+//! Pass: no failed request, every generation answered, each old generation gone before its
+//! drain deadline, no RST, listen drop or migrate failure in the namespace. The negative
+//! controls run every time and must fail, or the zero would mean nothing.
 
 #[path = "upgrade/client.rs"]
 mod client;
 #[path = "upgrade/netns.rs"]
 mod netns;
+#[path = "upgrade/program.rs"]
+mod program;
 #[path = "upgrade/server.rs"]
 mod server;
 #[path = "support/skip.rs"]
@@ -17,6 +21,7 @@ mod skip;
 
 use client::{Load, Outcome, Tally};
 use netns::Netns;
+use program::Program;
 use server::{DRAIN, Serve};
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -34,8 +39,33 @@ fn addr() -> SocketAddr {
     server::ADDR.parse().unwrap()
 }
 
-fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_twelve"))
+/// Each scenario runs as `twelve_serve::<scenario>` and `engine_example::<scenario>`.
+macro_rules! against_both {
+    ($($scenario:ident,)*) => {
+        mod twelve_serve {
+            $(#[test]
+            fn $scenario() {
+                super::$scenario(super::Program::Twelve);
+            })*
+        }
+        mod engine_example {
+            $(#[test]
+            fn $scenario() {
+                super::$scenario(super::Program::Example);
+            })*
+        }
+    };
+}
+
+against_both! {
+    upgrades_under_load_fail_no_request,
+    upgrades_on_the_io_uring_backend_fail_no_request,
+    sigusr2_through_twelve_upgrade_pid_starts_the_next_generation,
+    back_to_back_upgrades_fail_no_request,
+    a_successor_that_exits_or_never_gets_ready_is_rolled_back,
+    a_file_streaming_across_an_upgrade_completes,
+    idle_connections_that_send_as_the_drain_starts_are_answered,
+    sigterm_under_load_loses_no_request_in_flight,
 }
 
 /// The namespace, or a skip: root and `ip` are needed.
@@ -185,20 +215,18 @@ fn upgrade_count() -> u64 {
         .unwrap_or(20)
 }
 
-#[test]
-fn upgrades_under_load_fail_no_request() {
+fn upgrades_under_load_fail_no_request(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("loop");
-    let serve = Serve::start(&ns, &dir, &binary(), &[]);
+    let serve = Serve::start(&ns, &dir, program, &[]);
     let n = upgrade_count();
     let run = upgrade_loop(&ns, &serve, n, 1000);
     serve.stop();
-    run.assert_clean(&format!("twelve, {n} upgrades"));
+    run.assert_clean(&format!("{}, {n} upgrades", program.name()));
 }
 
-#[test]
-fn upgrades_on_the_io_uring_backend_fail_no_request() {
+fn upgrades_on_the_io_uring_backend_fail_no_request(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled");
     if disabled.as_deref().map(str::trim).unwrap_or("0") != "0" {
@@ -207,19 +235,18 @@ fn upgrades_on_the_io_uring_backend_fail_no_request() {
     }
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("uring");
-    let serve = Serve::start(&ns, &dir, &binary(), &["--io", "uring"]);
+    let serve = Serve::start(&ns, &dir, program, &["--io", "uring"]);
     let run = upgrade_loop(&ns, &serve, 5, 1000);
     serve.stop();
-    run.assert_clean("twelve --io uring, 5 upgrades");
+    run.assert_clean(&format!("{} --io uring, 5 upgrades", program.name()));
 }
 
-#[test]
-fn sigusr2_through_twelve_upgrade_pid_starts_the_next_generation() {
+fn sigusr2_through_twelve_upgrade_pid_starts_the_next_generation(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("usr2");
-    let serve = Serve::start(&ns, &dir, &binary(), &[]);
-    let out = std::process::Command::new(binary())
+    let serve = Serve::start(&ns, &dir, program, &[]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_twelve"))
         .args(["upgrade", "--pid", &serve.pid().to_string()])
         .output()
         .unwrap();
@@ -244,16 +271,15 @@ fn sigusr2_through_twelve_upgrade_pid_starts_the_next_generation() {
     serve.stop();
 }
 
-#[test]
-fn back_to_back_upgrades_fail_no_request() {
+fn back_to_back_upgrades_fail_no_request(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("b2b");
-    let serve = Serve::start(&ns, &dir, &binary(), &[]);
+    let serve = Serve::start(&ns, &dir, program, &[]);
     // Each upgrade starts while the previous old generation still drains.
     let run = upgrade_loop(&ns, &serve, 10, 0);
     serve.stop();
-    run.assert_clean("twelve, 10 back-to-back upgrades");
+    run.assert_clean(&format!("{}, 10 back-to-back upgrades", program.name()));
 }
 
 /// Points the symlink `link` at `target`, atomically (as a package manager replaces a file).
@@ -272,14 +298,13 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
-#[test]
-fn a_successor_that_exits_or_never_gets_ready_is_rolled_back() {
+fn a_successor_that_exits_or_never_gets_ready_is_rolled_back(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("rollback");
     let link = dir.join("twelve-current");
-    repoint(&link, &binary());
-    let serve = Serve::start(&ns, &dir, &binary(), &["--binary", link.to_str().unwrap()]);
+    repoint(&link, &program.path());
+    let serve = Serve::start(&ns, &dir, program, &["--binary", link.to_str().unwrap()]);
     let before = ns.counters();
     let load = Load::start(addr(), KEEP_ALIVE, PER_REQUEST, ns.enterer());
     await_ok(&load.tally, 50);
@@ -297,7 +322,7 @@ fn a_successor_that_exits_or_never_gets_ready_is_rolled_back() {
         assert_eq!(serve.pid(), first, "the old generation keeps serving");
         await_ok(&load.tally, 50);
     }
-    repoint(&link, &binary());
+    repoint(&link, &program.path());
     let answer = serve.command("upgrade");
     assert_eq!(server::field(&answer, "generation="), Some(2), "{answer}");
     await_ok(&load.tally, 50);
@@ -310,11 +335,10 @@ fn a_successor_that_exits_or_never_gets_ready_is_rolled_back() {
         exits: vec![(first, server::wait_exit(first, DRAIN * 2))],
         deltas,
     }
-    .assert_clean("twelve, rollbacks then an upgrade");
+    .assert_clean(&format!("{}, rollbacks then an upgrade", program.name()));
 }
 
-#[test]
-fn a_file_streaming_across_an_upgrade_completes() {
+fn a_file_streaming_across_an_upgrade_completes(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("file");
@@ -322,7 +346,7 @@ fn a_file_streaming_across_an_upgrade_completes() {
     std::fs::create_dir_all(&root).unwrap();
     let size: usize = 64 << 20;
     std::fs::write(root.join("big.bin"), vec![7u8; size]).unwrap();
-    let serve = Serve::start(&ns, &dir, &binary(), &["--root", root.to_str().unwrap()]);
+    let serve = Serve::start(&ns, &dir, program, &["--root", root.to_str().unwrap()]);
     let enter = ns.enterer();
     let (started_tx, started) = std::sync::mpsc::channel();
     let (go_tx, go) = std::sync::mpsc::channel::<()>();
@@ -356,12 +380,11 @@ fn a_file_streaming_across_an_upgrade_completes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn idle_connections_that_send_as_the_drain_starts_are_answered() {
+fn idle_connections_that_send_as_the_drain_starts_are_answered(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("idle");
-    let serve = Serve::start(&ns, &dir, &binary(), &[]);
+    let serve = Serve::start(&ns, &dir, program, &[]);
     ns.enter_for(|| {
         let request = b"GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n";
         let mut idle: Vec<_> = (0..32).map(|_| client::connect(addr()).unwrap()).collect();
@@ -391,12 +414,11 @@ fn idle_connections_that_send_as_the_drain_starts_are_answered() {
     serve.stop();
 }
 
-#[test]
-fn sigterm_under_load_loses_no_request_in_flight() {
+fn sigterm_under_load_loses_no_request_in_flight(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("sigterm");
-    let mut serve = Serve::start(&ns, &dir, &binary(), &[]);
+    let mut serve = Serve::start(&ns, &dir, program, &[]);
     // Keep-alive connections only: each always has its next request on the way, which a
     // drain that closes idle connections would cut off (wrk -c64 saw 64 read errors).
     let load = Load::start(addr(), 16, 0, ns.enterer());
@@ -404,7 +426,11 @@ fn sigterm_under_load_loses_no_request_in_flight() {
     server::signal(serve.child.id(), "TERM");
     serve.child.wait().unwrap();
     let tally = load.stop();
-    eprintln!("SIGTERM under load: {}", tally.summary());
+    eprintln!(
+        "{}, SIGTERM under load: {}",
+        program.name(),
+        tally.summary()
+    );
     // After the stop nobody listens: reconnecting is refused, as it must be. Nothing that
     // was sent may be lost.
     for lost in [Outcome::Reset, Outcome::Eof, Outcome::Timeout, Outcome::Bad] {
@@ -421,13 +447,13 @@ fn negative_control_kill_then_start_loses_requests() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("naive");
-    let mut serve = Serve::start(&ns, &dir, &binary(), &[]);
+    let mut serve = Serve::start(&ns, &dir, Program::Twelve, &[]);
     let load = Load::start(addr(), KEEP_ALIVE, PER_REQUEST, ns.enterer());
     await_ok(&load.tally, 50);
     for _ in 0..3 {
         // The naive restart: stop the server (gracefully, even), then start it again.
         serve.stop();
-        serve = Serve::start(&ns, &dir, &binary(), &[]);
+        serve = Serve::start(&ns, &dir, Program::Twelve, &[]);
         await_ok(&load.tally, 50);
     }
     let tally = load.stop();
@@ -452,84 +478,5 @@ fn negative_control_fresh_listeners_without_migrate_req_reset_the_queue() {
         eprintln!("fresh listeners, tcp_migrate_req={migrate}: {resets} reset, {served} served");
         assert_eq!(resets > 0, expect_resets, "tcp_migrate_req={migrate}");
         assert_eq!(resets + served, 16);
-    }
-}
-
-/// nginx's binary upgrade (USR2, then QUIT to the old master) in the same harness: a
-/// measurement beside twelve's, not a pass/fail (bench/upgrade.sh runs it and records both).
-#[test]
-#[ignore = "a measurement of nginx for bench/upgrade.sh"]
-fn nginx_usr2_quit_upgrades_under_load() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let nginx = Path::new("/usr/sbin/nginx");
-    if !nginx.exists() {
-        skip::skip_or_fail("no /usr/sbin/nginx (Debian package nginx)");
-        return;
-    }
-    let Some(ns) = namespace(0) else { return };
-    let dir = scratch_dir("nginx");
-    let conf = dir.join("nginx.conf");
-    let d = dir.display();
-    std::fs::write(
-        &conf,
-        format!(
-            "daemon on;\nmaster_process on;\nworker_processes 2;\npid {d}/nginx.pid;\n\
-             error_log {d}/error.log;\nevents {{ worker_connections 4096; }}\n\
-             http {{ access_log off; client_body_temp_path {d}; proxy_temp_path {d};\n\
-             fastcgi_temp_path {d}; uwsgi_temp_path {d}; scgi_temp_path {d};\n\
-             server {{ listen {addr}; location = /plaintext {{ return 200 \"Hello, World!\"; }} }} }}\n",
-            addr = server::ADDR
-        ),
-    )
-    .unwrap();
-    let pidfile = dir.join("nginx.pid");
-    let mut first = ns
-        .command(nginx.to_str().unwrap())
-        .args(["-p", &d.to_string(), "-c", conf.to_str().unwrap()])
-        .spawn()
-        .unwrap();
-    let master = || -> Option<u32> { std::fs::read_to_string(&pidfile).ok()?.trim().parse().ok() };
-    await_file(|| master().is_some());
-    let before = ns.counters();
-    let load = Load::start(addr(), KEEP_ALIVE, PER_REQUEST, ns.enterer());
-    await_ok(&load.tally, 50);
-    let mut rng = Rng::new();
-    let n = upgrade_count();
-    let mut exits = Vec::new();
-    for _ in 0..n {
-        let old = master().unwrap();
-        server::signal(old, "USR2");
-        // (With `daemon on`: nginx refuses USR2 in a master whose parent is the one it started
-        // with.) The new master writes nginx.pid once its listeners and workers are set up.
-        await_file(|| master().is_some_and(|p| p != old));
-        server::signal(old, "QUIT");
-        // nginx ignores USR2 while an old master still lives ("the changing binary signal is
-        // ignored"), so the next upgrade waits for this drain: no back-to-back upgrades.
-        exits.push((old, server::wait_exit(old, Duration::from_secs(30))));
-        std::thread::sleep(rng.below_ms(1000));
-    }
-    await_ok(&load.tally, 50);
-    let tally = load.stop();
-    let deltas = netns::deltas(&before, &ns.counters());
-    let last = master().unwrap();
-    server::signal(last, "QUIT");
-    let _ = first.wait();
-    server::wait_exit(last, Duration::from_secs(30));
-    let gone = exits.iter().filter(|(_, t)| t.is_some()).count();
-    eprintln!(
-        "nginx, {n} USR2+QUIT upgrades: {} | old masters exited {gone}/{n} | netns {deltas:?}",
-        tally.summary()
-    );
-}
-
-/// Waits for a condition on files another process writes (bounded; an event by polling).
-fn await_file(done: impl Fn() -> bool) {
-    let t0 = Instant::now();
-    while !done() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "nginx did not write its pid file"
-        );
-        std::thread::sleep(Duration::from_millis(5));
     }
 }

@@ -1,7 +1,9 @@
-//! A `twelve serve` under test inside the namespace: started through `ip netns exec`, ready
-//! once it prints its listening line, driven through its control socket.
+//! A server under test inside the namespace (`twelve serve` or the engine's example, see
+//! `program`): started through `ip netns exec`, ready once it prints its listening line,
+//! driven through its control socket.
 
 use super::netns::Netns;
+use super::program::Program;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -22,12 +24,13 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// Starts `binary serve` with the test's flags plus `extra`, and waits for its line.
-    pub fn start(ns: &Netns, dir: &Path, binary: &Path, extra: &[&str]) -> Self {
+    /// Starts `program` with the test's flags plus `extra`, and waits for its line.
+    pub fn start(ns: &Netns, dir: &Path, program: Program, extra: &[&str]) -> Self {
         let control = dir.join(format!("control-{}.sock", ns.name));
         let mut child = ns
-            .command(binary.to_str().unwrap())
-            .args(["serve", "--listen", ADDR, "--generation-header"])
+            .command(program.path().to_str().unwrap())
+            .args(program.subcommand())
+            .args(["--listen", ADDR, "--generation-header"])
             .args(["--drain-timeout", &DRAIN.as_secs().to_string()])
             .args(["--upgrade-timeout", "3", "--control"])
             .arg(&control)
@@ -57,7 +60,7 @@ impl Serve {
         loop {
             let line = lines
                 .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|e| panic!("no line with {what:?} from twelve serve: {e}"));
+                .unwrap_or_else(|e| panic!("no line with {what:?} from the server: {e}"));
             if line.contains(what) {
                 return line;
             }
