@@ -111,7 +111,7 @@ load_line() {
 }
 
 measure_nginx() {
-  local dir=$OUT/raw/nginx before old master i
+  local dir=$OUT/raw/nginx old master i
   mkdir -p "$dir"
   new_namespace nginx
   cat > "$dir/nginx.conf" <<EOF
