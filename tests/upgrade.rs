@@ -420,7 +420,7 @@ fn sigterm_under_load_loses_no_request_in_flight(program: Program) {
     let dir = scratch_dir("sigterm");
     let mut serve = Serve::start(&ns, &dir, program, &[]);
     // Keep-alive connections only: each always has its next request on the way, which a
-    // drain that closes idle connections would cut off (wrk -c64 saw 64 read errors).
+    // drain that closes idle connections would cut off.
     let load = Load::start(addr(), 16, 0, ns.enterer());
     await_ok(&load.tally, 200);
     server::signal(serve.child.id(), "TERM");

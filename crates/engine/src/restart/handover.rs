@@ -4,9 +4,9 @@
 //! workers by CPU, and every socket is validated on arrival.
 //!
 //! Names, not positions: `http-cpu<N>` is the listener of the worker on CPU N for the first
-//! `--listen` address, `http<J>-cpu<N>` for address J > 0. Keying by address alone (as the
-//! servers in the list do) cannot tell the per-CPU members of one reuseport group
-//! apart; keying by position breaks when the CPU list changes. systemd's `LISTEN_FDNAMES`
+//! listen address, `http<J>-cpu<N>` for address J > 0. Keying by address alone cannot tell
+//! the per-CPU members of one reuseport group apart; keying by position breaks when the CPU
+//! list changes. systemd's `LISTEN_FDNAMES`
 //! uses the same names, so one mapping serves both paths.
 
 use rustix::net::{
