@@ -32,6 +32,7 @@ pub(crate) enum Arrival {
 }
 
 /// A command read from a control connection.
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Command {
     /// `upgrade` or `restart`: the same path (the configured program is exec'd either way;
     /// replacing the file first is what makes it an upgrade).
@@ -240,4 +241,73 @@ pub fn command(path: &Path, command: &str) -> std::io::Result<String> {
     let mut answer = String::new();
     BufReader::new(&conn).read_line(&mut answer)?;
     Ok(answer.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! parsed {
+        ($($name:ident: $line:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let (mut client, mut server) = UnixStream::pair().unwrap();
+                client.write_all($line).unwrap();
+                drop(client);
+                assert_eq!(read_command(&mut server), $want);
+            }
+        )*};
+    }
+
+    parsed! {
+        upgrade_is_an_upgrade: b"upgrade\n" => Command::Upgrade;
+        restart_is_the_same_path: b"restart\n" => Command::Upgrade;
+        status_without_a_newline: b"status" => Command::Status;
+        spaces_around_are_trimmed: b"  status \r\n" => Command::Status;
+        anything_else_is_unknown: b"reload\n" => Command::Unknown("reload".to_owned());
+        only_the_first_line_counts: b"status\nupgrade\n" => Command::Status;
+        an_empty_line_is_unknown: b"" => Command::Unknown(String::new());
+    }
+
+    fn scratch(tag: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("twelve-control-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn bind_replaces_a_stale_socket_but_never_a_live_one() {
+        let dir = scratch("bind");
+        let path = dir.join("control.sock");
+        // Stale: bound, then its listener closed; the file stays.
+        drop(UnixListener::bind(&path).unwrap());
+        let live = bind(&path).unwrap();
+        let err = bind(&path).unwrap_err();
+        assert!(
+            matches!(&err, Error::Control { path: p, why } if *p == path && why == "another server answers on it"),
+            "{err:?}"
+        );
+        drop(live);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn command_sends_one_line_and_returns_the_answer_trimmed() {
+        let dir = scratch("command");
+        let path = dir.join("control.sock");
+        let listener = bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let got = read_command(&mut conn);
+            reply(&mut conn, "serving generation=1 pid=7");
+            got
+        });
+        assert_eq!(
+            command(&path, "status").unwrap(),
+            "serving generation=1 pid=7"
+        );
+        assert_eq!(server.join().unwrap(), Command::Status);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

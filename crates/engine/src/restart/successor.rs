@@ -132,3 +132,79 @@ pub(crate) fn borrow_all(named: &[(String, OwnedFd)]) -> Vec<(String, BorrowedFd
         .map(|(n, fd)| (n.clone(), fd.as_fd()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(program: &str, args: &[&str], timeout: Duration) -> Options {
+        Options {
+            program: program.into(),
+            args: args.iter().map(Into::into).collect(),
+            upgrade_timeout: timeout,
+            control: None,
+        }
+    }
+
+    macro_rules! ready_answer {
+        ($($name:ident: $send:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let (parent, child) = handover::channel_pair().unwrap();
+                let child = Channel::from_fd(child);
+                let send: Option<&str> = $send;
+                match send {
+                    Some(text) => child.send_text(text).unwrap(),
+                    None => drop(child),
+                }
+                let got = await_ready(&parent, &options("x", &[], Duration::from_millis(1)));
+                let want: Result<(), &str> = $want;
+                match (got, want) {
+                    (Ok(()), Ok(())) => {}
+                    (Err(got), Err(want)) => assert!(got.contains(want), "{got}"),
+                    (got, want) => panic!("{got:?}, expected {want:?}"),
+                }
+            }
+        )*};
+    }
+
+    ready_answer! {
+        ready_with_a_pid_is_ready: Some("ready 42") => Ok(());
+        a_failure_is_passed_on_verbatim: Some("failed: cannot listen") => Err("failed: cannot listen");
+        a_closed_channel_is_an_exit: None => Err("exited before it was ready");
+    }
+
+    #[test]
+    fn silence_past_the_timeout_names_the_timeout() {
+        let (parent, _child) = handover::channel_pair().unwrap();
+        let got = await_ready(&parent, &options("x", &[], Duration::from_millis(1)));
+        assert_eq!(
+            got.unwrap_err(),
+            "not ready within the upgrade timeout (0.001s)"
+        );
+    }
+
+    #[test]
+    fn a_successor_that_exits_or_hangs_is_killed_and_reported() {
+        let never = || panic!("on_ready must not run for a failed successor");
+        let exits = options("/bin/sh", &["-c", "exit 3"], Duration::from_secs(30));
+        let err = start(&exits, 2, &[], never).unwrap_err();
+        assert!(
+            err.contains("exited before") && err.contains("exit status: 3"),
+            "{err}"
+        );
+        let hangs = options(
+            "/bin/sh",
+            &["-c", "exec sleep 60"],
+            Duration::from_millis(50),
+        );
+        let err = start(&hangs, 2, &[], never).unwrap_err();
+        assert!(
+            err.contains("not ready within") && err.contains("SIGKILL"),
+            "{err}"
+        );
+        let missing = options("/nonexistent/twelve", &[], Duration::from_secs(1));
+        let err = start(&missing, 2, &[], never).unwrap_err();
+        assert!(err.starts_with("cannot start /nonexistent/twelve"), "{err}");
+    }
+}
