@@ -129,7 +129,7 @@ mod tests {
         false,
         Judged::SloFailed
     );
-    // The dead server: `--slo 'p99<2ms'` said "pass (measured 0.000)" and exit 0.
+    // A dead server: `--slo 'p99<2ms'` must not say "pass (measured 0.000)" and exit 0.
     judged!(
         zero_requests_is_unmeasured_even_with_a_holding_slo,
         summary(0, 100, &["p99<2ms"]),

@@ -141,7 +141,7 @@ fn dead_url() -> String {
     format!("http://127.0.0.1:{port}/")
 }
 
-/// The dead server: a full report of 0.00us, exit 0, and `--slo 'p99<2ms'` "pass".
+/// A dead server must not give a full report of 0.00us, exit 0, and `--slo 'p99<2ms'` "pass".
 #[test]
 fn a_run_that_never_connected_exits_2_in_one_sentence() {
     let url = dead_url();
@@ -228,7 +228,7 @@ fn bench_with_ten_ports(args: &[&str]) -> Option<Output> {
     )
 }
 
-/// EADDRNOTAVAIL used to be counted as a nameless "other" connect error.
+/// EADDRNOTAVAIL is named, not counted as a nameless "other" connect error.
 #[test]
 fn exhausted_local_ports_are_named_with_the_way_out() {
     let Some(out) = bench_with_ten_ports(&["-c", "20", "-d", "200ms", "--warmup", "0", "--json"])

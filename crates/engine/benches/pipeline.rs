@@ -1,8 +1,8 @@
 //! Criterion benchmark of one connection answering 16 pipelined requests per read, with no
 //! socket (the doc-hidden `bench_hook::PipelineBench`): the engine's user-space cost per
 //! request, parse, route, handler and response head included. Timings are noisy on a shared
-//! VM; `valgrind --tool=callgrind` over the same loop (bench/runs/2026-11-23-engine-callgrind)
-//! and bench/callgrind.sh give the figures that decide.
+//! VM; `valgrind --tool=callgrind` over the same loop and bench/callgrind.sh give the figures
+//! that decide (docs/results.md#user-space-per-request).
 
 use std::hint::black_box;
 

@@ -1,6 +1,6 @@
 //! A hidden hook for benchmarks of one `Conn` fed reads directly, no socket, no backend, as
-//! conn_tests.rs feeds one: benches/pipeline.rs, and the callgrind harness of
-//! bench/runs/2026-11-23-engine-callgrind. Not part of the API.
+//! conn_tests.rs feeds one: benches/pipeline.rs, and the callgrind harness
+//! (docs/results.md#user-space-per-request). Not part of the API.
 
 use crate::config::Timeouts;
 use crate::conn::{Conn, Ctx, Output, TimeoutsMs};

@@ -198,8 +198,8 @@ pub struct Config {
     pub io: Backend,
     /// On the epoll backend, the fewest connections ready in one wait whose `recv`s and
     /// `send`s go to the kernel as one io_uring batch each; fewer make their own syscalls.
-    /// Default 8 (measured: bench/runs/2026-11-26-min-batch); below 2 counts as 2, since one
-    /// connection is never a batch.
+    /// Default 8 (measured: docs/results.md#against-the-fastest-servers-we-know); below 2
+    /// counts as 2, since one connection is never a batch.
     pub min_batch: usize,
     /// Terminate TLS on every listener with this certificate (`--tls-cert`/`--tls-key`); the
     /// binary keeps a clone to [`twelve_tls::ServerTls::reload`] it on SIGHUP.

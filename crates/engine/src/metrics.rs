@@ -143,8 +143,8 @@ impl WorkerMetrics {
 /// tally added to the worker's counters when the batch ends (on drop). A reader may thus see
 /// the response counts lag the requests by at most one batch: the tests that wait on
 /// counters wait for a value to be reached, and every batch ends before its responses are
-/// sent. Looking the worker's counters up once per batch and the tally saved 9 of the 19
-/// instructions a request the counters cost in the engine harness.
+/// sent. Looking the worker's counters up once per batch, and the tally, halve what the
+/// counters cost a request (measured: docs/results.md#user-space-per-request).
 pub(crate) struct BatchCounts<'m> {
     worker: &'m WorkerMetrics,
     responses: [u64; 6],

@@ -28,8 +28,8 @@ struct Route {
     path: String,
     handlers: Vec<(Method, Box<dyn Handler>)>,
     /// The index in `handlers` that answers each method (by [`slot_of`]), HEAD pointing at
-    /// GET's when the route has no HEAD handler of its own: one load per request where two
-    /// searches of `handlers` cost 9 instructions a request (bench/runs/2026-11-26-lazy-text).
+    /// GET's when the route has no HEAD handler of its own: one load per request instead of
+    /// two searches of `handlers` (measured: docs/results.md#user-space-per-request).
     by_method: [Option<u8>; METHODS],
     /// The `Allow` value for this path, built once.
     allow: String,
@@ -234,8 +234,8 @@ impl Router {
 
 /// `a == b` for paths, without a `memcmp` call up to 32 bytes: lengths first (most routes
 /// differ there), then overlapping loads from each side (`twelve_http::same_short`). `==` on
-/// `str` called `memcmp` for every route of equal length: 38 instructions a request in the
-/// engine harness.
+/// `str` calls `memcmp` for every route of equal length (measured:
+/// docs/results.md#user-space-per-request).
 #[inline]
 fn same_path(a: &str, b: &[u8]) -> bool {
     twelve_http::same_short(a.as_bytes(), b)

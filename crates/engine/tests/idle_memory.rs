@@ -72,8 +72,7 @@ fn idle_connection_memory() {
     drop(conns);
     drop(child.stdin.take());
     child.wait().unwrap();
-    // An idle connection holds no buffer: issue 13 bounds it at 1 KiB on both backends
-    // (measured 158 B on epoll and 255 B on io_uring, bench/runs/2026-11-23-idle-memory).
+    // An idle connection holds no buffer: issue 13 bounds it at 1 KiB on both backends.
     assert!(per_conn <= 1024.0, "{per_conn} bytes per idle connection");
 }
 

@@ -236,8 +236,8 @@ pub(crate) fn server_date() -> [u8; SERVER_DATE_LEN] {
 /// (no clock read), the clock's otherwise. [`crate::HeadCache`] keys its heads on it.
 #[inline]
 pub(crate) fn date_secs() -> u64 {
-    // Its own cell: `CACHE.get()` copies the whole 72-byte block out, 59 instructions a
-    // response in the engine harness (bench/runs/2026-11-23-engine-callgrind).
+    // Its own cell: `CACHE.get()` would copy the whole 72-byte block out on every response
+    // (measured: docs/results.md#user-space-per-request).
     match HELD_SECS.get() {
         u64::MAX => now_secs(),
         secs => secs,

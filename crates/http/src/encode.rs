@@ -144,8 +144,8 @@ pub struct HeadCache {
 /// The longest cached prefix: a 200 with a 58-byte Content-Type, or a 431 (the longest
 /// reason phrase) with a 29-byte one. The whole block is copied and the output cut back to
 /// the head, because a copy of a length known at compile time is a few vector moves, and
-/// one of a length known only at run time is a `memcpy` call: 52 instructions a response
-/// in the engine harness for the prefix, the digits and the line end.
+/// one of a length known only at run time is a `memcpy` call, for the prefix, the digits and
+/// the line end alike (measured: docs/results.md#user-space-per-request).
 const PREFIX_MAX: usize = 160;
 
 /// The Content-Length digits (at most 20) and the longest line end after them.
@@ -184,8 +184,7 @@ impl HeadCache {
 
     /// Appends the head [`encode_head`] would append for a response whose only fields
     /// besides Server and Date are `Content-Type`, `Content-Length` and `Connection`: what
-    /// most responses are, without building a [`ResponseHead`] (building and matching one
-    /// cost 9 instructions a response in the engine harness).
+    /// most responses are, without building and matching a [`ResponseHead`] per response.
     #[inline]
     pub fn encode_fields(
         &mut self,
@@ -209,8 +208,8 @@ impl HeadCache {
     }
 
     /// Always inlined (into [`HeadCache::encode_fields`]): as a call of its own, its frame and
-    /// the `Fields` passed through the stack cost 32 instructions a response in the engine
-    /// harness (bench/runs/2026-11-26-lazy-text).
+    /// the `Fields` passed through the stack add to every response (measured:
+    /// docs/results.md#user-space-per-request).
     #[inline(always)]
     fn encode_at(&mut self, out: &mut Vec<u8>, head: &Fields<'_>, secs: u64) {
         let (content_type, length) = (head.content_type, head.length);
@@ -222,8 +221,8 @@ impl HeadCache {
         {
             return encode_head(out, &head.head());
         }
-        // The tail is kept too (most routes answer one length): building the digits and the
-        // line end per response cost 49 instructions a response in the engine harness.
+        // The tail is kept too (most routes answer one length), so the digits and the line end
+        // are not built again per response.
         if self.head_len == 0 || self.length != length || self.connection != head.connection {
             let (tail, tail_len) = tail(length, head.connection);
             let at = self.prefix_len;
@@ -298,8 +297,8 @@ impl Fields<'_> {
 fn tail(length: u64, connection: Connection) -> ([u8; TAIL_MAX], usize) {
     let mut tail = [0u8; TAIL_MAX];
     // The digits, right-aligned in `digits[..20]`, then 20 bytes from the first of them
-    // copied (a fixed size) to the front of `tail`: counting the digits first with
-    // `checked_ilog10` cost 21 instructions for 2 digits.
+    // copied (a fixed size) to the front of `tail`, which is cheaper than counting the digits
+    // first with `checked_ilog10`.
     let mut digits = [0u8; 40];
     let (mut i, mut v) = (20, length);
     loop {
@@ -329,8 +328,8 @@ fn put<const N: usize>(tail: &mut [u8; TAIL_MAX], at: usize, bytes: &[u8; N]) ->
 
 /// `a == b`, without a `memcmp` call for 4 to 32 bytes: two overlapping loads from each
 /// side cover them. A Content-Type is 10 to 31 bytes; `memcmp` and the slice comparison around
-/// it cost 74 instructions a response in the engine harness (the engine's router compares
-/// paths with it too).
+/// it cost more per response (measured: docs/results.md#user-space-per-request). The engine's
+/// router compares paths with it too.
 #[inline]
 pub fn same_short(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();

@@ -103,10 +103,9 @@ pub(crate) fn scan<'b>(
 ///
 /// A line starting with one of these needs no token scan (the bytes are the name's), no search
 /// for its framing role, and no UTF-8 check of the name (the `&str` is this table's); a head
-/// whose names are all here skips the naming pass. With Host and Accept as word compares this
-/// took 102 instructions off TechEmpower's pipelined request, 1,193.7 to 1,091.8
-/// (bench/runs/2026-11-24-known-names). Any other spelling (`host`, `HOST`) takes the token
-/// scan, which gives the same answer.
+/// whose names are all here skips the naming pass (measured:
+/// docs/results.md#user-space-per-request). Any other spelling (`host`, `HOST`) takes the
+/// token scan, which gives the same answer.
 #[inline(always)]
 fn known_name(rest: &[u8]) -> Option<(&'static str, Field)> {
     const H: &[(&str, &[u8], Field)] = &[("Host", b"Host: ", Field::Host)];
@@ -129,8 +128,8 @@ fn known_name(rest: &[u8]) -> Option<(&'static str, Field)> {
         Field::TransferEncoding,
     )];
     const E: &[(&str, &[u8], Field)] = &[("Expect", b"Expect: ", Field::Expect)];
-    // The two names nearly every request carries, as one word compare each: 69 instructions
-    // fewer a request than through the table alone.
+    // The two names nearly every request carries, as one word compare each: cheaper than
+    // the table alone.
     const HOST: u64 = u64::from_le_bytes(*b"Host: \0\0");
     const ACCEPT: u64 = u64::from_le_bytes(*b"Accept: ");
     const SIX: u64 = (1 << 48) - 1;
@@ -188,8 +187,7 @@ fn request_line(buf: &[u8]) -> Option<(Line<'_>, usize)> {
     if i == target_start || buf.get(i) != Some(&b' ') {
         return None;
     }
-    // Compared as a word and a half-word: a `match` on the 10-byte array cost 25
-    // instructions a request.
+    // Compared as a word and a half-word: cheaper than a `match` on the 10-byte array.
     let (name, crlf) = buf
         .get(i + 1..)?
         .first_chunk::<10>()?

@@ -34,9 +34,9 @@ pub fn parse_request<'h, 'b>(
     // The common head first (crate::fast): it answers only for a head it accepts whole, and
     // then with what the scanner below would find; anything else is the scanner's, which
     // decides every error, limit and `Partial`.
-    // Each path finishes its own head: merging the two `Head`s into one before `finish` made
-    // the fast path copy its `Head` through the stack (12 instructions a request in the engine
-    // harness, bench/runs/2026-11-26-callgrind).
+    // Each path finishes its own head: merging the two `Head`s into one before `finish` makes
+    // the fast path copy its `Head` through the stack (measured:
+    // docs/results.md#user-space-per-request).
     match fast::scan(buf, headers, limits) {
         Some(head) => finish(buf, headers, head, limits),
         None => scanned(buf, headers, limits),
@@ -169,13 +169,13 @@ fn finish<'h, 'b>(
 /// bytes until asked for, see `Request`). They were validated byte by byte, so one UTF-8
 /// check of the head up to the last field's value (the fast path when no value there carries
 /// obs-text) replaces one `from_utf8` call per name (when the target and Host were made text
-/// here too, those calls cost a fifth of the parse in the benchmark); a span with non-UTF-8
+/// here too, those calls were a large share of the parse); a span with non-UTF-8
 /// obs-text falls back to checking each name. Every name ends before the span does. The
 /// check is `simdutf8`'s: AVX2 or SSE4.2 (at compile time where the build enables them, else
-/// picked at run time) for spans of 64 bytes or more, `std`'s below that. Leaving out the last
-/// value (often the longest: the pipelined request's Accept is 100 of its 155 bytes) saved 28
-/// instructions a request; a span cut below 64 bytes costs 80 more in `std`'s check, so it is
-/// never cut shorter than that.
+/// picked at run time) for spans of 64 bytes or more, `std`'s below that. The last value is
+/// left out (often the longest: the pipelined request's Accept is 100 of its 155 bytes), but
+/// the span is never cut below 64 bytes, where `std`'s check costs more than the bytes saved
+/// (measured: docs/results.md#user-space-per-request).
 struct Text<'b> {
     buf: &'b [u8],
     head: Option<&'b str>,
@@ -197,7 +197,7 @@ impl<'b> Text<'b> {
         part.as_ptr() as usize - self.buf.as_ptr() as usize
     }
 
-    /// Inlined: as a call it cost 13 instructions a request in the engine harness.
+    /// Inlined: a call costs every request its frame.
     #[inline(always)]
     fn range(&self, range: std::ops::Range<usize>) -> Option<&'b str> {
         match self.head {

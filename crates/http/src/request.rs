@@ -132,10 +132,9 @@ pub enum BodyFraming {
 /// The target's parts and the authority are read through methods ([`Request::path`], ...):
 /// they are kept as the bytes the parser checked, which are ASCII by the grammar it enforces
 /// (RFC 3986's request-target bytes, RFC 9110 §7.2's `uri-host [":" port]`), and made `&str`
-/// only when asked for. Making them `&str` in the parser, a UTF-8 check and char-boundary
-/// checks for every request whether a handler looked or not, cost 128 instructions a
-/// pipelined TechEmpower request (1,035.9 to 907.6 in bench/callgrind.sh,
-/// bench/runs/2026-11-26-lazy-text).
+/// only when asked for: making them `&str` in the parser would cost a UTF-8 check and
+/// char-boundary checks for every request, whether a handler looked or not (measured:
+/// docs/results.md#user-space-per-request).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Request<'h, 'b> {
     /// The method.

@@ -177,10 +177,9 @@ impl ClassLookup {
 
     /// The index of the first byte at or after `i` outside the class (or the end of `buf`),
     /// 16 bytes a step. Fewer than 16 last bytes are copied into a zero-padded block: NUL is in
-    /// no class, so the padding stops the scan at the end. The byte loop this replaced spent
-    /// 80 instructions on a Host value (`localhost`); the padded step took 71 off the parse of
-    /// the pipelined request (bench/runs/2026-11-23-parse-callgrind). Two overlapping
-    /// fixed-size halves instead of the padded copy measured 7 to 8 worse.
+    /// no class, so the padding stops the scan at the end. A byte loop costs more even on a
+    /// short Host value (`localhost`), and two overlapping fixed-size halves instead of the
+    /// padded copy cost more too (measured: docs/results.md#user-space-per-request).
     #[inline(always)]
     fn skip(&self, buf: &[u8], mut i: usize) -> usize {
         let nibble = u8x16::splat(0x0f);
@@ -205,8 +204,8 @@ impl ClassLookup {
     }
 }
 
-/// `true` if either byte is SP or HTAB (OWS): one table lookup each, 11 instructions a request
-/// fewer than two `matches!` on TechEmpower's two field lines.
+/// `true` if either byte is SP or HTAB (OWS): one table lookup each, cheaper than two
+/// `matches!` on TechEmpower's two field lines.
 #[inline(always)]
 pub(crate) fn either_ows(a: u8, b: u8) -> bool {
     (CLASS[a as usize] | CLASS[b as usize]) & OWS != 0
@@ -269,9 +268,8 @@ fn not_value32(chunk: [u8; 32]) -> u32 {
 
 /// One bit per byte of `buf[base..base + 64]` that is a CTL (HTAB included) or DEL: the CR
 /// and LF that end a line, a byte no line may hold, or an HTAB, which a value may hold but the
-/// fast path (crate::fast) leaves to the scanner. Not telling HTAB apart takes two of the six
-/// vector operations per 32 bytes (10 instructions a request in the engine harness,
-/// bench/runs/2026-11-26-lazy-text). Past the end of `buf` the block reads NUL, which is
+/// fast path (crate::fast) leaves to the scanner. Not telling HTAB apart saves two of the six
+/// vector operations per 32 bytes. Past the end of `buf` the block reads NUL, which is
 /// flagged, so a line never seems to end beyond the bytes that arrived.
 #[inline(always)]
 pub(crate) fn ctl64(buf: &[u8], base: usize) -> u64 {
@@ -319,7 +317,7 @@ pub(crate) fn is_valid_authority(s: &[u8], allow_empty: bool) -> bool {
 
 /// [`is_valid_authority`] of `buf[start..end]`, reading the reg-name's 16-byte steps from
 /// `buf` itself: past `end` they may see the bytes that follow (the Host line's CRLF and the
-/// next line), which no longer need copying into a zero-padded block; the scan's stop is
+/// next line), so nothing is copied into a zero-padded block; the scan's stop is
 /// clamped to `end`, so those bytes never change the answer.
 #[inline(always)]
 pub(crate) fn is_valid_authority_in(

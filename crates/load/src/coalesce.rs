@@ -1,75 +1,32 @@
 //! Response coalescing: after a poll that found only a few ready connections, a worker naps on
 //! its own timer instead of blocking in `epoll_wait` until the server's next send wakes it.
 //!
-//! Why: a client that blocks makes the *server* pay for waking it. On loopback the server's
-//! `send` delivers into the client's socket in the server's own context, and when the client
-//! sleeps in `epoll_wait` that delivery ends in `ep_poll_callback` → `try_to_wake_up` of a
-//! thread on the other CPU (an IPI; in a VM a VM exit). A client cheap enough to keep pace with
-//! a capped server catches up after every response or two and sleeps again, so the server is
-//! charged one cross-CPU wake-up every few requests. Measured against nginx capped at 50% of
-//! CPU 0 (`-t1 -c256`, client on CPU 1): blocking, twelve bench made 0.87 `epoll_pwait2` calls
-//! and 0.06 context switches per request, and nginx spent 6.5 µs of CPU per request against
-//! 5.9 µs under wrk (which polls ~11 events per call and sleeps 0.0016 times per request), so
-//! it reported 9% fewer req/s than wrk for the same server; in `perf record` of nginx the
-//! wake-up path (`sock_def_readable` → `_raw_spin_unlock_irqrestore`) grew from 3.9% to 7.7%.
-//! With a 20 µs nap after polls of fewer than 4 events, req/s matched wrk's within 1% and the
-//! client's CPU per request fell from 5.8 to 4.8 µs (`auto` and `SMALL_BATCH` below are what
-//! bench/client.sh measures).
+//! Why: on one host a client that blocks makes the *server* pay for waking it. The server's
+//! `send` delivers into the client's socket in the server's own context, and a sleeping client
+//! turns that into a cross-CPU wake-up charged to the server, so a client cheap enough to keep
+//! pace would slow the server it measures.
 //!
-//! A nap has two costs. The first is measurement delay: a response that arrives during a nap
-//! is read up to one nap later. With `--rx-time kernel` (the default) that delay is gone: the
-//! response is booked at the kernel's receive stamp, whenever it is read. The second is load:
-//! in the closed model a connection whose response waits out the nap sends its next request
-//! that much later. That costs nothing while the server still has a queue of other requests
-//! to work through, and up to the nap's share of a round trip when it has none (`-c1`).
+//! The rules of `auto`:
+//! - Only after a poll of fewer than `SMALL_BATCH` events, and only with at least that many
+//!   connections open on the worker: fewer could not gather a batch.
+//! - With kernel receive stamps (`--rx-time kernel`), where a nap adds nothing to the latency:
+//!   a quarter of the server's queue time (the mean latency above the fastest response seen),
+//!   at most a tenth of the mean latency and 1 ms. Booking at the read, where it does: at most
+//!   1% of the mean latency and 20 µs.
+//! - Never under 2 µs, and the open model never naps past its next due request.
+//! - A connect has no stamp: connections closed during a turn are reopened after the nap
+//!   (`Dispatch::reconnect`), and no nap starts while a connect is under way. Under TLS the
+//!   time the server's handshake flight waited in the client is taken out of the held
+//!   request's latency and of the phases (`phases::Marks`).
 //!
-//! `auto` therefore naps only on the queue it can see:
-//! - Never with fewer open connections than a small batch: no batch could gather, and at `-c1`
-//!   every nap would only delay the one response.
-//! - The latency of a request above the fastest one seen (the floor: the round trip with no
-//!   queue) is time it waited behind others, so the mean of that excess is how long the
-//!   server's queue lasts. With kernel stamps (nine reads in ten brought one) `auto` naps a
-//!   quarter of that queue time, at most a tenth of the mean latency and at most 1 ms.
-//! - With `--rx-time read`, where every nap still adds to the latency it measures, at most 1%
-//!   of the mean latency and 20 µs.
-//! - Never under 2 µs, and never after a poll that found many events (the client is busy, and
-//!   the server is not waiting on it); the open model never naps past its next due request.
-//!
-//! What the naps cost the closed model shows in the report: the mean time a response waited in
-//! the client after the kernel received it ("responses read ... after they arrived"), time a
-//! connection spends at neither end. New connections need more care:
-//! - A connect has no data and so no stamp. Connections closed during a turn are reopened
-//!   after the nap, just before the poll (`Dispatch::reconnect`); a connect is booked done at
-//!   that poll's return, however late in its batch it is handled; and the worker does not nap
-//!   while a connect is under way (`Dispatch::connect_under_way`: never on loopback, where the
-//!   handshake is done within `connect`; a round trip to a remote server).
-//! - Under TLS the request waits in rustls until the handshake ends. When the server's
-//!   handshake flight is read after a nap, that wait (stamp to read) is the client's: it is
-//!   taken out of the held request's latency (the open model's corrected latency keeps it, as
-//!   it counts from the schedule) and of the connection's phases (`phases::Marks`).
-//!
-//! One reading still keeps the read time, nap included: an answer framed by the connection's
-//! close. And a read that takes in several arrivals books its answers at the newest one's
-//! stamp (one stamp per `recvmsg`; the io_uring engine stops a read where the stamp changes).
-//!
-//! The kernel may sleep longer than asked. On the 2-vCPU Firecracker VM twelve is measured on,
-//! a 1 µs `clock_nanosleep` took 14.6 µs and a 5 µs one 20 µs, each costing 14 to 20 µs of
-//! CPU whatever its length (bench/runs/2026-11-26-tls-client-profile, "micro/nap"): there the
-//! delay `auto` adds can reach four times the 1% it asks for, and against a TLS server that is
-//! the limit its naps were a third of the client's CPU. Longer, rarer naps cost less: with
-//! 50 µs naps the client's CPU per request fell to 0.71 × wrk's there, which the kernel's
-//! receive stamps now allow without adding the naps to the latency. Against a server whose
-//! queue is long (a TLS server doing a full handshake per request, a capped server at
-//! `-c256`), 50 µs still gathered about one answer a nap, so the client slept and woke once
-//! a request; up to 1 ms, a nap gathers many (bench/runs/2026-11-26-nap-cap).
+//! docs/load-generator.md, "Naps after small batches", tells why each rule is there and what
+//! the naps were measured to save and cost.
 
 use std::time::Duration;
 
 /// Polls with fewer ready events (connections, not responses: a pipelined connection brings
-/// several) than this are "small batches" and may be followed by a nap.
-/// Measured against capped nginx (`-c256`, 1% naps): 4 → client CPU 5.17 µs per request, 16 →
-/// 4.94 µs, with req/s within 2% of wrk's either way; a client-bound run polls far more events
-/// than this and never naps.
+/// several) than this are "small batches" and may be followed by a nap; a client-bound run
+/// polls far more events than this and never naps.
 pub(crate) const SMALL_BATCH: usize = 16;
 /// `auto` naps at most 1/AUTO_SHARE of the mean latency when naps add to the latency
 /// (`--rx-time read`).
@@ -83,9 +40,8 @@ const QUEUE_SHARE: u64 = 4;
 /// ... at most 1/STAMPED_SHARE of the mean latency, which bounds what a nap can cost a run
 /// whose latency spread is not a queue ...
 const STAMPED_SHARE: u64 = 10;
-/// ... and never longer than this. Raised from 50 µs, which left a connection-per-request TLS
-/// client waking once a request (bench/runs/2026-11-26-nap-cap: 1 ms took its CPU per request
-/// from 0.80 to 0.74 × h2load's); longer naps were not tried.
+/// ... and never longer than this: long enough for a nap to gather many answers from a server
+/// with a long queue (a full TLS handshake per request, a capped server at `-c256`).
 const STAMPED_MAX_NS: u64 = 1_000_000;
 /// `auto` does not bother with naps shorter than this (a wake-up costs about as much).
 const AUTO_MIN_NS: u64 = 2_000;
@@ -100,7 +56,7 @@ pub enum Coalesce {
     /// Nap on the server's queue (see the module documentation).
     #[default]
     Auto,
-    /// Always block in `epoll_wait` (the behaviour of wrk and of twelve before `--coalesce`).
+    /// Always block in `epoll_wait`, as wrk does.
     Off,
     /// Nap this long after every small batch.
     Fixed(Duration),

@@ -5,9 +5,9 @@
 //!
 //! Received bytes land in the worker's one receive buffer, not in the connection: the parser
 //! is streaming, so all a connection keeps between reads is a response head cut short (its
-//! `tail`), put back in front of the next read. A per-connection 16 KiB buffer cost 8.4 KiB of
-//! resident memory per connection at `-c 10000` (a touched page of it, and one of the heap
-//! chunk after it), against wrk's 4.4 KiB.
+//! `tail`), put back in front of the next read. A per-connection buffer would cost resident
+//! memory per connection (a touched page of it, and one of the heap chunk after it) several
+//! times wrk's (docs/results.md#the-client-against-wrk-and-gcannon).
 //!
 //! This is the one place the load generator uses twelve-http's client response parser.
 use crate::request::RequestSet;

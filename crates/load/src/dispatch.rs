@@ -184,14 +184,11 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
 
     /// Opens the connections closed since the last poll, and those whose back-off ended
     /// (`check_conns`); returns whether it opened any. The worker calls this after its nap
-    /// (`--coalesce`) and just before polling, not as each closes: a connect issued before a
-    /// nap would complete during it (on loopback the three-way handshake is done within the
-    /// `connect` call) and be seen only when the nap ends, so its connect phase, which no
-    /// kernel receive stamp corrects, would hold the nap, and under TLS the ClientHello would
-    /// wait it out too. Issued here, a connect is timed from its call to the return of the poll
-    /// that finds it open (`on_event`'s `polled_ns`), however late in that poll's batch it is
-    /// handled, less the connects made after its own where the handshake is done within the
-    /// call.
+    /// (`--coalesce`) and just before polling, not as each closes, so that no connect completes
+    /// during a nap: its connect phase, which no kernel receive stamp corrects, would hold the
+    /// nap. A connect is timed from its call to the return of the poll that finds it open
+    /// (`on_event`'s `polled_ns`), less the connects made after its own where the handshake is
+    /// done within the call (docs/load-generator.md, "Naps after small batches").
     pub(crate) fn reconnect(&mut self) -> bool {
         if self.reconnect.is_empty() {
             return false;

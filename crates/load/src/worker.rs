@@ -6,10 +6,9 @@
 //! Nothing is shared with other workers but the schedule (or budget), the stop flag and a
 //! progress slot.
 //!
-//! Measured cost (strace -c, `-t1 -c64 -n 50000` against `twelve serve` on loopback): exactly
-//! one `sendto` and one `recvfrom` per request and one `epoll_pwait2` per ~38 requests; no
-//! `epoll_ctl` after connect (wrk re-arms EPOLLOUT around every write). User space is ~7% of
-//! the client's CPU in `perf record`; the rest is the kernel's TCP path.
+//! Syscalls: one `sendto` and one `recvfrom` per request window and a share of an
+//! `epoll_pwait2`; no `epoll_ctl` after connect (wrk re-arms EPOLLOUT around every write). Most
+//! of the client's CPU is the kernel's TCP path (docs/results.md#where-the-cpu-goes).
 use crate::clock::Clock;
 use crate::config::{Config, Stop};
 use crate::dispatch::Dispatch;

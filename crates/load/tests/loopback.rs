@@ -364,7 +364,7 @@ fn unanswered_connects_count_connect_timeouts() {
 
 #[test]
 fn count_run_against_a_dead_port_gives_up() {
-    // Regression: a -n run whose connects are all refused used to retry forever.
+    // Regression: a -n run whose connects are all refused must end, not retry forever.
     let addr = {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()

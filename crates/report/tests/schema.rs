@@ -239,8 +239,7 @@ fn compare_validator_rejects_a_missing_side_and_a_bad_value() {
     assert_eq!(errors.len(), 2, "{errors:#?}");
 }
 
-/// The whole text report of the sample run, byte for byte: the layout users and scripts read
-/// (checked equal to the report before the summary refactor, which rendered from the DTO).
+/// The whole text report of the sample run, byte for byte: the layout users and scripts read.
 #[test]
 fn text_report_golden() {
     let slos = [

@@ -49,10 +49,9 @@ pub(crate) fn provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
 /// first.
 ///
 /// A TLS 1.3 server takes the client's order, so this decides the suite. rustls lists
-/// AES-256-GCM/SHA-384 first, whose handshake hashes with SHA-384. With ring (the provider
-/// before aws-lc-rs), which has no vector path for SHA-512's block function on x86-64, that
-/// took 8.1% of a full-handshake client's CPU in perf (`--close --no-tls-resume`), where
-/// SHA-256 runs on the SHA extensions; not re-measured on aws-lc-rs. AES-128 is also four
+/// AES-256-GCM/SHA-384 first, whose handshake hashes with SHA-384: ring has no vector path for
+/// SHA-512's block function on x86-64, where SHA-256 runs on the SHA extensions (measured on
+/// ring, not on aws-lc-rs: docs/results.md#tls). AES-128 is also four
 /// rounds shorter per block than AES-256. TLS_AES_128_GCM_SHA256 is the suite every TLS 1.3
 /// implementation must have (RFC 8446 §9.1), and browsers offer it first, so this is also the
 /// suite real clients bring.

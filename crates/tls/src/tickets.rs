@@ -3,10 +3,8 @@
 //!
 //! Why not rustls's own `ClientSessionMemoryCache`: it keeps at most 8 TLS 1.3 tickets per
 //! server name. A ticket resumes one handshake, and a load generator opens `-c` connections
-//! to one server at once: with `--close -c64` against twelve serve, 263 of 402 handshakes were
-//! full with it, and the client spent 155.5 µs of CPU a request against 107.1 with this store
-//! (bench/runs/2026-11-26-tls-tickets; against nginx, which finishes one handshake at a time,
-//! both resumed nearly all and cost the same).
+//! to one server at once, so with it most reconnections of `--close -c64` make a full
+//! handshake (docs/results.md#tls).
 //!
 //! Shared by every load worker through rustls's `Arc<dyn ClientSessionStore>`, whose methods
 //! take `&self` from any thread: a mutex, taken once per handshake, never per request.

@@ -2,9 +2,9 @@
 //! hit is answered from memory in the same `send` as its head, with no `open`, `fstat`,
 //! `sendfile` or `close`.
 //!
-//! Measured on a 10 KiB file (`bench/runs/2026-11-24-file-cache`): without the cache a request
-//! costs `openat2`, `statx`, `sendfile` and `close` besides the connection's own syscalls, and
-//! its body leaves as a second segment after the head.
+//! Without the cache a request costs `openat2`, `statx`, `sendfile` and `close` besides the
+//! connection's own syscalls, and its body leaves as a second segment after the head
+//! (docs/results.md#against-the-fastest-servers-we-know has the file rows with and without it).
 //!
 //! # Freshness
 //!
