@@ -2,27 +2,29 @@
 //!
 //! Two layers:
 //! - [`parse_response`] reads one status line and header section into borrowed slices
-//!   ([`Head`]) and decides the body framing by RFC 9112 §6.3 (`head`: the status line, the
-//!   field lines and the three fields that decide framing).
+//!   ([`Head`]) and decides the body framing by RFC 9112 §6.3.
 //! - [`ResponseParser`] walks a byte stream of pipelined responses: heads (skipping interim
 //!   1xx responses), bodies framed by Content-Length, chunked coding, or connection close.
-//!   It never copies body bytes; it only counts them, so the load generator can discard them
-//!   (`stream`: the parser's states, the body framing and the [`HeadMemo`]).
+//!   It never copies body bytes; it only counts them, so the load generator can discard them.
 //!
-//! It shares the server side's vocabulary: [`Status`](crate::Status), [`Header`](crate::Header),
-//! the Content-Length and OWS helpers, and the one [`ChunkedDecoder`](crate::ChunkedDecoder),
+//! It shares the server side's vocabulary: [`Status`](crate::Status), [`Header`], the
+//! Content-Length and OWS helpers, and the one [`ChunkedDecoder`](crate::ChunkedDecoder),
 //! unbounded here (a load generator measures whatever the server sends). Heads are scanned in
-//! one pass that finds line ends eight bytes at a time and looks only at the three headers that
-//! decide framing (cost measured by crates/load/benches/hot_path.rs).
+//! one pass that finds line ends eight bytes at a time and looks only at the three headers
+//! that decide framing (cost measured by crates/load/benches/hot_path.rs).
+//!
+//! This module holds what both layers return (`Head`, `Framing`, `Error`); `parser` holds
+//! the parsing itself, whole: the head scan and the stream parser that calls it are the load
+//! generator's hot path, and one module is one codegen unit, so a release build inlines them
+//! as it would if they were one file.
 use std::fmt;
 
 use crate::error::ParseError;
+use crate::request::Header;
 
-mod head;
-mod stream;
+mod parser;
 
-pub use head::{Head, parse_response};
-pub use stream::{Done, HeadMemo, ResponseParser};
+pub use parser::{Done, HeadMemo, ResponseParser, parse_response};
 
 /// The most header lines a response head may carry; more is [`Error::TooManyHeaders`].
 pub const MAX_HEADERS: usize = 48;
@@ -89,4 +91,23 @@ pub enum Framing {
     Chunked,
     /// Everything until the server closes the connection (rules 4 and 7).
     UntilClose,
+}
+
+/// A parsed response head; every slice borrows the input buffer.
+#[derive(Debug)]
+pub struct Head<'h, 'b> {
+    /// Minor version: 1 for HTTP/1.1, 0 for HTTP/1.0.
+    pub minor_version: u8,
+    /// Status code, 100..=999.
+    pub code: u16,
+    /// Reason phrase (may be empty).
+    pub reason: &'b str,
+    /// Header lines, in order.
+    pub headers: &'h [Header<'b>],
+    /// Bytes of the head, up to and including the blank line.
+    pub len: usize,
+    /// How the body is delimited.
+    pub framing: Framing,
+    /// Whether the connection may carry another response after this one (RFC 9112 §9.3).
+    pub keep_alive: bool,
 }
