@@ -5,9 +5,6 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-#[path = "support/skip.rs"]
-mod skip;
-
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_twelve"))
         .arg("bench")
@@ -211,7 +208,7 @@ refused! {
 fn bench_with_ten_ports(args: &[&str]) -> Option<Output> {
     let probe = Command::new("unshare").args(["-n", "true"]).output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        skip::skip_or_fail("cannot create a network namespace (unshare -n needs root)");
+        twelve_testkit::skip_or_fail("cannot create a network namespace (unshare -n needs root)");
         return None;
     }
     let script = format!(
@@ -460,7 +457,7 @@ fn connect_to_sends_elsewhere_than_the_urls_host() {
 #[test]
 fn the_io_uring_engine_counts_every_answer() {
     if let Err(e) = twelve_sys::uring::ring::probe() {
-        return skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
+        return twelve_testkit::skip_or_fail(format!("io_uring unavailable here ({e})"));
     }
     let server = Server::start();
     let url = format!("http://127.0.0.1:{}/json", server.1);

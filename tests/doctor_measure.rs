@@ -12,13 +12,11 @@
 //! unprivileged user namespace), running only one ignored inner test, which refuses to act
 //! unless its network namespace differs from the outer one. The namespaces die with the child.
 //! Two plain tests check the list of measurable checks and the refusal of a fixture root.
-#[path = "support/skip.rs"]
-mod skip;
 
-use skip::skip_or_fail;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use twelve_testkit::skip_or_fail;
 
 const OUTER_NS: &str = "TWELVE_MEASURE_OUTER_NETNS";
 /// The shaping the test puts on lo, and how `tc qdisc show` prints it back.

@@ -4,13 +4,10 @@
 //! and B against A; without perf the run still completes with one message. The perf tests skip where perf cannot sample (`skip_or_fail`).
 #![cfg(feature = "flame")]
 
-#[path = "support/skip.rs"]
-mod skip;
-
-use skip::skip_or_fail;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use twelve_testkit::skip_or_fail;
 
 const SHORT: [&str; 6] = ["-d", "1s", "--warmup", "200ms", "-c", "8"];
 

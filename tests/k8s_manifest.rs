@@ -4,13 +4,11 @@
 //! required fields enforced), since `kubectl --dry-run=client` needs a cluster for its schema.
 //! Skips where python3 or the `kubernetes` module is missing (fails under
 //! `TWELVE_REQUIRE_ALL_TESTS=1`; .ci/run installs it).
-#[path = "support/skip.rs"]
-mod skip;
 
 use serde_json::Value;
-use skip::skip_or_fail;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
+use twelve_testkit::skip_or_fail;
 
 const CHECKER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/contrib/k8s/check_manifest.py");
 

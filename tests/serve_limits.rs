@@ -4,16 +4,11 @@
 //! the middle of a `sendfile` body never kill the process with SIGPIPE (47k; a test harness
 //! ignores SIGPIPE itself, so only the real binary can show it).
 
-#[path = "support/listening.rs"]
-mod listening;
-#[path = "support/skip.rs"]
-mod skip;
-
-use skip::skip_or_fail;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use twelve_testkit::skip_or_fail;
 
 /// Upper bound for waiting on the server; never a speed assertion.
 const BOUND: Duration = Duration::from_secs(5);
@@ -50,7 +45,7 @@ fn spawn(mut cmd: Command) -> Serve {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn twelve serve");
-    let addr = listening::listening_addr(&mut child, "http");
+    let addr = twelve_testkit::listening_addr(&mut child, "http");
     Serve { child, addr }
 }
 

@@ -8,15 +8,13 @@
 //! The namespaced test re-runs itself inside `unshare -n`, so its bridge and addresses live
 //! in a network namespace that disappears with it; it skips (fails under
 //! `TWELVE_REQUIRE_ALL_TESTS=1`) where namespaces or `ip` are not available.
-#[path = "support/skip.rs"]
-mod skip;
 
 use serde_json::Value;
-use skip::skip_or_fail;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use twelve_report::Recorder;
 use twelve_report::hdrcodec::decode;
+use twelve_testkit::skip_or_fail;
 
 const INNER: &str = "TWELVE_SHARD_NETNS_INNER";
 const SHARDS: u32 = 3;

@@ -3,12 +3,7 @@
 //! connection queued on it before twelve started) is served, names map to CPUs, a wrong name
 //! is refused, and an upgrade hands systemd's socket on without leaking `LISTEN_*`.
 
-#[path = "support/reap.rs"]
-mod reap;
-#[path = "support/skip.rs"]
-mod skip;
-
-use reap::Reap;
+use twelve_testkit::Reap;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -27,7 +22,7 @@ fn free_port() -> SocketAddr {
 /// "Listening on" line (twelve itself starts at the first connection).
 fn activate(addr: SocketAddr, fdname: &str, extra: &[&str]) -> Option<Child> {
     if !std::path::Path::new(ACTIVATE).exists() {
-        skip::skip_or_fail(format!("no {ACTIVATE} (Debian package systemd)"));
+        twelve_testkit::skip_or_fail(format!("no {ACTIVATE} (Debian package systemd)"));
         return None;
     }
     let mut child = Command::new(ACTIVATE)

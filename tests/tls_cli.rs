@@ -3,11 +3,6 @@
 //! name or an expired certificate exits 2 with a clear message; `--insecure` says so in the
 //! report; SIGHUP reloads the certificate; an upgrade keeps plain and TLS listeners apart.
 
-#[path = "support/listening.rs"]
-mod listening;
-#[path = "support/reap.rs"]
-mod reap;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -44,7 +39,7 @@ fn serve(pki: &Pki) -> Serve {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn twelve serve");
-    let addr = listening::listening_addr(&mut child, "https");
+    let addr = twelve_testkit::listening_addr(&mut child, "https");
     let stderr = BufReader::new(child.stderr.take().unwrap());
     Serve {
         child,
@@ -332,11 +327,11 @@ fn an_upgrade_keeps_plain_and_tls_listeners_apart() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn twelve serve");
-    let mut reap = reap::Reap::new(child.id());
+    let mut reap = twelve_testkit::Reap::new(child.id());
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut next_addr = |scheme: &str| {
         let line = lines.next().unwrap().unwrap();
-        listening::addr_in(&line, scheme).unwrap_or_else(|| panic!("{line}"))
+        twelve_testkit::addr_in(&line, scheme).unwrap_or_else(|| panic!("{line}"))
     };
     let plain = next_addr("http");
     let tls = next_addr("https");

@@ -4,11 +4,6 @@
 //! Probes for nginx and h2load and skips without them (a failure under CI, which installs
 //! both).
 
-#[path = "support/listening.rs"]
-mod listening;
-#[path = "support/skip.rs"]
-mod skip;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -130,7 +125,7 @@ fn log_lines(log: &Path) -> usize {
 #[test]
 fn twelve_bench_against_nginx_agrees_with_its_access_log() {
     if !have("nginx", "-v") {
-        skip::skip_or_fail("nginx is not installed (apt-get install nginx)");
+        twelve_testkit::skip_or_fail("nginx is not installed (apt-get install nginx)");
         return;
     }
     let pki = Pki::new("interop-nginx");
@@ -165,7 +160,7 @@ fn serve(pki: &Pki) -> (Proc, SocketAddr) {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn twelve serve");
-    let addr = listening::listening_addr(&mut child, "https");
+    let addr = twelve_testkit::listening_addr(&mut child, "https");
     (Proc(child), addr)
 }
 
@@ -188,7 +183,7 @@ fn h2load_succeeded(out: &Output) -> u64 {
 #[test]
 fn h2load_against_twelve_serve_agrees_with_its_metrics() {
     if !have("h2load", "--version") {
-        skip::skip_or_fail("h2load is not installed (apt-get install nghttp2-client)");
+        twelve_testkit::skip_or_fail("h2load is not installed (apt-get install nghttp2-client)");
         return;
     }
     let pki = Pki::new("interop-h2load");
@@ -230,7 +225,7 @@ fn h2load_against_twelve_serve_agrees_with_its_metrics() {
 #[test]
 fn a_renegotiation_attempt_is_refused_closed_and_counted() {
     if !have("openssl", "version") || !have("h2load", "--version") {
-        skip::skip_or_fail(
+        twelve_testkit::skip_or_fail(
             "openssl or h2load is not installed (apt-get install openssl nghttp2-client)",
         );
         return;

@@ -16,8 +16,6 @@ mod netns;
 mod program;
 #[path = "upgrade/server.rs"]
 mod server;
-#[path = "support/skip.rs"]
-mod skip;
 
 use client::{Load, Outcome, Tally};
 use netns::Netns;
@@ -73,7 +71,7 @@ fn namespace(migrate_req: u8) -> Option<Netns> {
     match Netns::create(migrate_req) {
         Ok(ns) => Some(ns),
         Err(e) => {
-            skip::skip_or_fail(format!("no network namespace (root and iproute2): {e}"));
+            twelve_testkit::skip_or_fail(format!("no network namespace (root and iproute2): {e}"));
             None
         }
     }
@@ -230,7 +228,7 @@ fn upgrades_on_the_io_uring_backend_fail_no_request(program: Program) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled");
     if disabled.as_deref().map(str::trim).unwrap_or("0") != "0" {
-        skip::skip_or_fail("io_uring is disabled on this kernel");
+        twelve_testkit::skip_or_fail("io_uring is disabled on this kernel");
         return;
     }
     let Some(ns) = namespace(0) else { return };

@@ -4,15 +4,13 @@
 //! The outer test re-runs this test binary under `unshare -n` (as root) or `unshare -rn` (an
 //! unprivileged user namespace), running only the ignored inner test, which refuses to act
 //! unless its network namespace differs from the outer one. The namespace dies with the child.
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
 
-use skip::skip_or_fail;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 use twelve_doctor::{ProbeOptions, apply};
+use twelve_testkit::skip_or_fail;
 
 const SYSCTL: &str = "/proc/sys/net/ipv4/tcp_migrate_req";
 const OUTER_NS: &str = "TWELVE_DOCTOR_OUTER_NETNS";

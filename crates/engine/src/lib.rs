@@ -61,9 +61,3 @@ pub use response::{FileBody, Response};
 pub use router::{Handler, Router};
 pub use server::{Server, ServerHandle, StartError};
 pub use twelve_http::{Limits, Method, Request};
-
-/// How a unit test that cannot run here says so, and fails instead under CI's
-/// `TWELVE_REQUIRE_ALL_TESTS=1`.
-#[cfg(test)]
-#[path = "../../../tests/support/skip.rs"]
-mod skip;

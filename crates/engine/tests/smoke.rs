@@ -3,11 +3,11 @@
 
 mod common;
 
-use common::skip::skip_or_fail;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 use twelve_engine::{Config, Request, Response, Router, Server, ServerHandle, Timeouts};
+use twelve_testkit::skip_or_fail;
 
 fn router() -> Router {
     Router::new()

@@ -11,11 +11,11 @@
 
 mod common;
 
-use common::skip::skip_or_fail;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use twelve_engine::{Config, Request, Response, Router, Server, Steer};
+use twelve_testkit::skip_or_fail;
 
 const INNER: &str = "TWELVE_STEERING_INNER";
 const CONNECTIONS: usize = 64;

@@ -55,9 +55,3 @@ pub use shard::{JOB_COMPLETION_INDEX, Shard};
 pub use source::parse_sources;
 pub use targets::parse_targets;
 pub use template::TemplateError;
-
-/// How a unit test that cannot run here says so, and fails instead under CI's
-/// `TWELVE_REQUIRE_ALL_TESTS=1`.
-#[cfg(test)]
-#[path = "../../../tests/support/skip.rs"]
-mod skip;

@@ -422,7 +422,7 @@ mod tests {
     /// `None` (skipped, or a failure in CI) where io_uring is unavailable.
     fn connected_pair() -> Option<(UringIo, std::net::TcpStream)> {
         if let Err(e) = twelve_sys::uring::ring::probe() {
-            crate::skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
+            twelve_testkit::skip_or_fail(format!("io_uring unavailable here ({e})"));
             return None;
         }
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

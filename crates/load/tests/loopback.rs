@@ -13,9 +13,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use twelve_load::{Arrival, ClientIo, Config, Model, Stop, Target};
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 /// The engine of this pass of the suite (see the module documentation).
 fn test_io() -> ClientIo {
     static IO: std::sync::OnceLock<ClientIo> = std::sync::OnceLock::new();
@@ -23,7 +20,9 @@ fn test_io() -> ClientIo {
         Ok("uring") => match twelve_sys::uring::ring::probe() {
             Ok(()) => ClientIo::Uring,
             Err(e) => {
-                skip::skip_or_fail(format!("io_uring unavailable here ({e}); running on epoll"));
+                twelve_testkit::skip_or_fail(format!(
+                    "io_uring unavailable here ({e}); running on epoll"
+                ));
                 ClientIo::Epoll
             }
         },

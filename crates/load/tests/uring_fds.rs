@@ -8,9 +8,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use twelve_load::{ClientIo, Config, Stop, Target};
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
-
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
 }
@@ -18,7 +15,7 @@ fn open_fds() -> usize {
 #[test]
 fn a_new_connection_per_request_leaves_no_socket_behind() {
     if let Err(e) = twelve_sys::uring::ring::probe() {
-        return skip::skip_or_fail(format!("io_uring unavailable here ({e})"));
+        return twelve_testkit::skip_or_fail(format!("io_uring unavailable here ({e})"));
     }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();

@@ -4,13 +4,11 @@
 //! Skips, saying why, where /usr/bin/chromium is absent; fails instead under
 //! `TWELVE_REQUIRE_ALL_TESTS=1`, as in CI, which installs it.
 mod common;
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
 
-use skip::skip_or_fail;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use twelve_testkit::skip_or_fail;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 

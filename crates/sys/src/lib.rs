@@ -12,9 +12,3 @@ pub mod uring;
 
 pub use cpus::{CpuList, CpuListError};
 pub use net::ListenerOptions;
-
-/// How a unit test that cannot run here says so, and fails instead under CI's
-/// `TWELVE_REQUIRE_ALL_TESTS=1`.
-#[cfg(test)]
-#[path = "../../../tests/support/skip.rs"]
-mod skip;

@@ -305,7 +305,7 @@ mod tests {
     fn ipv6_listener_binds_when_ipv6_is_available() {
         match reuseport_listener("[::1]:0".parse().unwrap(), &opts()) {
             Ok(fd) => assert!(local_addr(fd.as_fd()).unwrap().is_ipv6()),
-            Err(e) => crate::skip::skip_or_fail(format!("no IPv6 loopback here ({e})")),
+            Err(e) => twelve_testkit::skip_or_fail(format!("no IPv6 loopback here ({e})")),
         }
     }
 

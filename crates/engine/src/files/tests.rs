@@ -238,7 +238,7 @@ serve! {
 fn symlink_inside_root_follows_with_openat2_only() {
     let sf = files(Resolver::Openat2);
     if sf.root.resolver() != Resolver::Openat2 {
-        crate::skip::skip_or_fail("openat2 unavailable on this kernel");
+        twelve_testkit::skip_or_fail("openat2 unavailable on this kernel");
         return;
     }
     assert_eq!(run(sf, "GET", b"/link_in.txt", &[]).2, b"hello world");

@@ -8,9 +8,6 @@
 
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
 
-#[path = "../../../../tests/support/skip.rs"]
-pub mod skip;
-
 use std::collections::HashSet;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -147,7 +144,9 @@ pub fn test_io() -> Backend {
         Ok("uring") => match Backend::probe_uring() {
             Ok(()) => Backend::Uring,
             Err(e) => {
-                skip::skip_or_fail(format!("io_uring unavailable here ({e}); running on epoll"));
+                twelve_testkit::skip_or_fail(format!(
+                    "io_uring unavailable here ({e}); running on epoll"
+                ));
                 Backend::Epoll
             }
         },

@@ -198,7 +198,7 @@ mod tests {
         match Batch::new(4) {
             Ok(b) => Some(b),
             Err(e) => {
-                crate::skip::skip_or_fail(format!("io_uring unavailable here: {e}"));
+                twelve_testkit::skip_or_fail(format!("io_uring unavailable here: {e}"));
                 None
             }
         }

@@ -8,7 +8,7 @@ fn ring() -> Option<Ring> {
     match Ring::new(16, 8, 64) {
         Ok(r) => Some(r),
         Err(e) => {
-            crate::skip::skip_or_fail(format!("io_uring event loop unavailable here: {e}"));
+            twelve_testkit::skip_or_fail(format!("io_uring event loop unavailable here: {e}"));
             None
         }
     }

@@ -1,6 +1,5 @@
 //! Kills, by PID, what a test started and could not wait for itself: a successor generation
-//! of `twelve serve` is not the test's child. Shared by the test crates that upgrade a server
-//! (included with `#[path]`, as `skip.rs` is).
+//! of `twelve serve` is not the test's child.
 
 use std::process::Command;
 

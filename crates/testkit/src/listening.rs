@@ -1,6 +1,5 @@
 //! The address a spawned `twelve serve` listens on, read from the first line it prints:
-//! `twelve serve: listening on SCHEME://IP:PORT (...)`. Shared by the test crates that start
-//! the binary (included with `#[path]`, as `skip.rs` is).
+//! `twelve serve: listening on SCHEME://IP:PORT (...)`, for the tests that start the binary.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

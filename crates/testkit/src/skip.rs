@@ -4,8 +4,7 @@
 //! [`skip_or_fail`] prints `skipped: <test>: <reason>` where `cargo test` shows it even while it
 //! captures the output of passing tests, and under `TWELVE_REQUIRE_ALL_TESTS=1` (set by
 //! `.ci/run`, which installs what every test needs) it fails the test instead, so CI never
-//! passes a test that did not run. Every test crate of the workspace includes this one file
-//! with `#[path]`.
+//! passes a test that did not run.
 
 use std::io::Write;
 

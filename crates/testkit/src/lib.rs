@@ -1,0 +1,16 @@
+//! twelve-testkit: what the test suites of the workspace share, as a dev-dependency of every
+//! crate that has tests that may not run everywhere or that start `twelve serve`.
+//!
+//! - [`skip_or_fail`]: a test that cannot run on this host says why, and fails instead under
+//!   CI's `TWELVE_REQUIRE_ALL_TESTS=1`.
+//! - [`listening_addr`], [`addr_in`]: the address a spawned `twelve serve` listens on.
+//! - [`Reap`]: kills, by PID, what a test started and could not wait for itself.
+#![forbid(unsafe_code)]
+
+mod listening;
+mod reap;
+mod skip;
+
+pub use listening::{addr_in, listening_addr};
+pub use reap::Reap;
+pub use skip::skip_or_fail;
