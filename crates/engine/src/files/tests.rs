@@ -425,9 +425,37 @@ fn root_that_is_not_a_directory_fails_to_open() {
     assert!(StaticFiles::open(&root.join("missing"), FileCacheConfig::OFF).is_err());
 }
 
+/// The probe picks openat2 on this kernel, so the `openat2` cases above really run on it (where
+/// it does not, they run on the O_NOFOLLOW walk, and this test says so), and it is the kernel
+/// that keeps lookups beneath the root: `RESOLVE_BENEATH` refuses a `..` and a symlink out
+/// with EXDEV, where the walk would follow the `..` (it relies on `CleanPath` having removed
+/// them) and refuse the symlink with ELOOP.
 #[test]
 fn openat2_is_available_on_this_kernel() {
-    // Informational: says which resolver the suite really exercised here.
-    let sf = StaticFiles::open(&tree(), FileCacheConfig::OFF).unwrap();
-    eprintln!("resolver: {:?}", sf.root.resolver());
+    use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
+    use rustix::io::Errno;
+    let root = tree();
+    let sf = StaticFiles::open(&root, FileCacheConfig::OFF).unwrap();
+    if sf.root.resolver() != Resolver::Openat2 {
+        let dir = fs::File::open(&root).unwrap();
+        let flags = OFlags::PATH | OFlags::CLOEXEC;
+        let e = openat2(&dir, ".", flags, Mode::empty(), ResolveFlags::BENEATH)
+            .expect_err("openat2 works here, yet the probe chose the walk");
+        return twelve_testkit::skip_or_fail(format!(
+            "openat2 unavailable on this kernel ({e}): its cases ran on the walk"
+        ));
+    }
+    for escape in [
+        "../outside/secret.txt",
+        "link_out.txt",
+        "dir_out/secret.txt",
+    ] {
+        let err = sf.root.open_beneath(escape).unwrap_err();
+        assert_eq!(
+            Errno::from_io_error(&err),
+            Some(Errno::XDEV),
+            "{escape}: {err}"
+        );
+    }
+    assert!(sf.root.open_beneath("link_in.txt").is_ok());
 }
