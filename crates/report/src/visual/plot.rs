@@ -121,7 +121,6 @@ macro_rules! draw_load {
     }};
 }
 
-#[path = "timeline.rs"]
 mod timeline;
 
 /// Width and height of every plot, px.
