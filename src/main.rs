@@ -1,7 +1,6 @@
 //! The `twelve` command: parses the command line and hands each subcommand to its module.
 #![forbid(unsafe_code)]
 
-mod barrier;
 mod bench;
 mod compare;
 mod doctor;

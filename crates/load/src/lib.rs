@@ -51,7 +51,7 @@ pub use live::ErrorKinds;
 pub use ramp::Ramp;
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;
-pub use shard::{JOB_COMPLETION_INDEX, Shard};
+pub use shard::{JOB_COMPLETION_INDEX, Shard, Start};
 pub use source::parse_sources;
 pub use targets::parse_targets;
 pub use template::TemplateError;

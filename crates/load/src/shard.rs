@@ -10,7 +10,15 @@
 //! sees the same evenly spaced arrivals as from one client. Poisson arrivals are striped the
 //! same way: every shard draws the whole seeded sequence and keeps its own slots, so the
 //! union is the single run's sequence, gap for gap.
+//!
+//! The shards start together through [`start`]: at an instant, or at shard 0's [`barrier`].
 use crate::config::{Config, ConfigError, Model, Stop};
+
+pub mod barrier;
+pub mod start;
+
+pub use barrier::BarrierError;
+pub use start::{Start, StartError, TimeError, parse_rfc3339};
 
 /// Which slice of a sharded run this process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
