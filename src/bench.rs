@@ -5,6 +5,7 @@ use crate::shard::ShardArgs;
 use anyhow::Context;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::Duration;
 use twelve_load::{Config, parse_duration, parse_rate};
 use twelve_report::raw::RawRun;
 use twelve_report::{IntervalLog, JsonReport, Slo, Summary};
@@ -101,13 +102,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut config = config(&args, &urls)?;
     config.worker_cpus = plan.workers;
-    let mut window = crate::server_cpu::Window::default();
+    let mut window = Window::default();
     let mut flame = None;
     let outcome = args.shard.wait_for_start(&config).and_then(|()| {
         // Sampled over the measured window only: from the go time of a sharded run on.
         let mut profile =
             crate::flame::BenchProfile::start(&args.flame, plan.server, config.warmup);
-        let outcome = run_load(&config, &mut window);
+        let outcome = run_load(&config, &server, &mut window);
         profile.stop();
         flame = Some(profile);
         outcome
@@ -162,7 +163,8 @@ fn plan_cpus(args: &Flags) -> anyhow::Result<CpuPlan> {
 /// with a full report (as wrk does). `window` takes the embedded server's CPU readings.
 fn run_load(
     config: &Config,
-    window: &mut crate::server_cpu::Window,
+    server: &Embedded,
+    window: &mut Window,
 ) -> anyhow::Result<twelve_load::Outcome> {
     let mut live =
         crate::live::Live::new(std::io::stderr().is_terminal(), config.stop, config.warmup);
@@ -170,10 +172,54 @@ fn run_load(
     signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt.clone())
         .context("installing the SIGINT handler")?;
     let outcome = twelve_load::run_until(config, &interrupt, |p| {
-        window.sample(p.measuring, p.finished, p.requests, p.elapsed);
+        window.sample(p.measuring, p.finished, p.requests, p.elapsed, || {
+            server.cpu_time()
+        });
         live.show(p);
     });
     Ok(outcome?)
+}
+
+/// The embedded server's CPU time, responses and wall time at the start and the end of the
+/// measured window.
+#[derive(Debug, Default)]
+struct Window {
+    start: Option<(Duration, u64, Duration)>,
+    end: Option<(Duration, u64, Duration)>,
+}
+
+impl Window {
+    /// Takes a reading (the server's CPU time from `cpu`): at the first sample of the
+    /// measured window, and at the run's end.
+    fn sample(
+        &mut self,
+        measuring: bool,
+        finished: bool,
+        requests: u64,
+        elapsed: Duration,
+        cpu: impl FnOnce() -> Duration,
+    ) {
+        if !measuring {
+            return;
+        }
+        let reading = (cpu(), requests, elapsed);
+        if self.start.is_none() {
+            self.start = Some(reading);
+        }
+        if finished {
+            self.end = Some(reading);
+        }
+    }
+
+    /// The server's CPU time, responses and wall time between the two readings.
+    fn cost(&self) -> Option<twelve_report::ServerCost> {
+        let ((cpu0, req0, t0), (cpu1, req1, t1)) = (self.start?, self.end?);
+        Some(twelve_report::ServerCost {
+            cpu: cpu1.saturating_sub(cpu0),
+            requests: req1.saturating_sub(req0),
+            wall: t1.saturating_sub(t0),
+        })
+    }
 }
 
 /// Summarises the run once, writes the HdrHistogram log, the `.hgrm`, the flame graph and the
@@ -275,7 +321,6 @@ fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
 mod tests {
     use super::*;
     use clap::Parser;
-    use std::time::Duration;
     use twelve_load::{Arrival, Model, Stop};
 
     #[derive(Parser)]
@@ -392,5 +437,18 @@ mod tests {
     fn bad_duration_names_the_flag() {
         let err = config_of(&["-d", "soon"]).unwrap_err();
         assert!(format!("{err:#}").contains("-d/--duration"), "{err:#}");
+    }
+
+    #[test]
+    fn window_needs_both_readings() {
+        let cpu = || Duration::from_millis(5);
+        let mut w = Window::default();
+        w.sample(false, false, 10, Duration::from_secs(1), cpu);
+        assert!(w.cost().is_none());
+        w.sample(true, false, 100, Duration::from_secs(1), cpu);
+        assert!(w.cost().is_none());
+        w.sample(true, true, 1100, Duration::from_secs(3), cpu);
+        let cost = w.cost().unwrap();
+        assert_eq!((cost.requests, cost.wall), (1000, Duration::from_secs(2)));
     }
 }

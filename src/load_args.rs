@@ -307,6 +307,13 @@ impl Embedded {
         Ok((Self(Some(handle)), vec![url]))
     }
 
+    /// The server's CPU time so far (zero when none was started).
+    pub fn cpu_time(&self) -> std::time::Duration {
+        self.0
+            .as_ref()
+            .map_or(std::time::Duration::ZERO, |h| h.cpu_time().on_cpu)
+    }
+
     /// Stops the server, if one was started, and waits for its workers.
     pub fn stop(self) {
         if let Some(h) = self.0 {

@@ -15,7 +15,6 @@ mod merge;
 mod outcome;
 mod serve;
 mod serve_tls;
-mod server_cpu;
 mod shard;
 mod sweep;
 mod upgrade;

@@ -38,6 +38,7 @@ mod backend;
 pub mod bench_hook;
 mod config;
 mod conn;
+mod cpu_time;
 mod ctx;
 mod files;
 mod files_route;
@@ -55,6 +56,7 @@ mod wheel;
 
 pub use backend::tls::ktls_available;
 pub use config::{Backend, Config, Steer, Timeouts, UnknownBackend};
+pub use cpu_time::CpuTime;
 pub use files::FileCacheConfig;
 pub use metrics::MetricsSnapshot;
 pub use response::{FileBody, Response};

@@ -569,6 +569,13 @@ impl ServerHandle {
         self.metrics.snapshot()
     }
 
+    /// The CPU time its workers have spent so far, read from their threads
+    /// (`/proc/self/task/TID/schedstat`); two readings around a benchmark give what the server
+    /// spent on it.
+    pub fn cpu_time(&self) -> crate::CpuTime {
+        crate::cpu_time::of_workers(&self.cpus)
+    }
+
     /// Begins a graceful shutdown and returns once the workers have stopped accepting (at most
     /// a second later): they answer what is in flight with `Connection: close`, close idle
     /// connections, and exit when none is left or `Config::drain_timeout` has passed. Calling
