@@ -102,12 +102,10 @@ fn apply_ids(
     writeln!(out, "{verb} under {}:", args.root.display())?;
     let done = apply::apply(&actions, &args.root, args.dry_run, out)?;
     if !done.changes.is_empty() {
-        let path = args.revert_script.clone().unwrap_or_else(|| {
-            let secs = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            PathBuf::from(format!("twelve-doctor-revert-{secs}.sh"))
-        });
+        let path = args
+            .revert_script
+            .clone()
+            .unwrap_or_else(default_script_path);
         write_script(&path, &apply::revert_script(&done.changes, &args.root))
             .with_context(|| format!("--revert-script {}", path.display()))?;
         writeln!(
@@ -125,6 +123,14 @@ fn apply_ids(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// --revert-script's default: ./twelve-doctor-revert-TIME.sh.
+pub fn default_script_path() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from(format!("twelve-doctor-revert-{secs}.sh"))
 }
 
 /// Writes an executable revert script.

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use twelve_doctor::measure::{Tuned, measurable, planned_changes, runtime_actions, tuned_first};
+use twelve_doctor::measure::{Tuned, measurable, planned_changes, runtime_actions};
 use twelve_doctor::{Action, ProbeOptions, Report, apply};
 use twelve_report::Summary;
 use twelve_report::visual::Spread;
+use twelve_sweep::tuning::measure_rounds;
 
 /// The settings of `--measure`: rounds, and the embedded benchmark's load flags.
 #[derive(clap::Args, Debug)]
@@ -75,7 +76,7 @@ pub fn run(
         return Ok(ExitCode::SUCCESS);
     }
     let all: Vec<(&str, Action)> = plans.iter().flat_map(|(_, a)| a.clone()).collect();
-    let path = script.unwrap_or_else(default_script_path);
+    let path = script.unwrap_or_else(crate::doctor::default_script_path);
     crate::doctor::write_script(
         &path,
         &apply::revert_script(&planned_changes(&all, root), root),
@@ -106,19 +107,13 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
-fn default_script_path() -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    PathBuf::from(format!("twelve-doctor-revert-{secs}.sh"))
-}
-
 /// What the check found, to tell after a revert whether the host is back where it was.
 fn found(report: &Report, id: &str) -> String {
     report.get(id).map(|f| f.found.clone()).unwrap_or_default()
 }
 
-/// The rounds of one tuning; returns its result line (empty after an interrupt).
+/// The rounds of one tuning (`twelve_sweep::tuning`); returns its result line (empty after
+/// an interrupt).
 fn measure_one(
     id: &str,
     actions: &[(&str, Action)],
@@ -128,49 +123,44 @@ fn measure_one(
     baseline: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<String> {
-    let (mut with, mut without) = (Vec::new(), Vec::new());
-    for round in 0..args.rounds {
-        let first = tuned_first(round);
-        for tuned in [first, !first] {
-            if interrupt.load(Ordering::Relaxed) {
-                return Ok(String::new());
+    let effect = measure_rounds(args.rounds, interrupt, |round, tuned| {
+        let rps = if tuned {
+            let change = Tuned::apply(actions, root, out)
+                .with_context(|| format!("--measure {id}: applying"))?;
+            // Measured while the tuning is in force; `change` reverts on `?` and panics.
+            let rps = bench(&args.load, interrupt);
+            let errors = change.revert();
+            if !errors.is_empty() {
+                bail!("--measure {id}: revert failed: {}", errors.join("; "));
             }
-            let rps = if tuned {
-                let change = Tuned::apply(actions, root, out)
-                    .with_context(|| format!("--measure {id}: applying"))?;
-                // Measured while the tuning is in force; `change` reverts on `?` and panics.
-                let rps = bench(&args.load, interrupt);
-                let errors = change.revert();
-                if !errors.is_empty() {
-                    bail!("--measure {id}: revert failed: {}", errors.join("; "));
-                }
-                let now = found(&reprobe(root), id);
-                if now != baseline {
-                    bail!(
-                        "--measure {id}: after the revert the check finds `{now}`, not `{baseline}` \
-                         as before: stopping (the revert script restores the probe's values)"
-                    );
-                }
-                rps?
-            } else {
-                bench(&args.load, interrupt)?
-            };
-            let side = if tuned { "with" } else { "without" };
-            writeln!(out, "[{id}] round {} {side}: {rps:.0} req/s", round + 1)?;
-            if tuned { &mut with } else { &mut without }.push(rps);
-        }
-    }
-    let ratios: Vec<f64> = with.iter().zip(&without).map(|(w, o)| w / o).collect();
-    let r = Spread::of(&ratios);
+            let now = found(&reprobe(root), id);
+            if now != baseline {
+                bail!(
+                    "--measure {id}: after the revert the check finds `{now}`, not `{baseline}` \
+                     as before: stopping (the revert script restores the probe's values)"
+                );
+            }
+            rps?
+        } else {
+            bench(&args.load, interrupt)?
+        };
+        let side = if tuned { "with" } else { "without" };
+        writeln!(out, "[{id}] round {} {side}: {rps:.0} req/s", round + 1)?;
+        Ok(rps)
+    })?;
+    let Some(effect) = effect else {
+        return Ok(String::new());
+    };
+    let r = effect.ratio();
     Ok(format!(
         "{id}: with / without, req/s of the embedded benchmark: {:.3} [{:.3} – {:.3}] \
          (median [min – max] of {} rounds' ratios; medians {:.0} with, {:.0} without)",
         r.median,
         r.min,
         r.max,
-        ratios.len(),
-        Spread::of(&with).median,
-        Spread::of(&without).median
+        effect.ratios().len(),
+        Spread::of(&effect.with).median,
+        Spread::of(&effect.without).median
     ))
 }
 

@@ -1,7 +1,7 @@
 //! What `twelve doctor --measure` needs from the doctor: which checks can be measured here
 //! (they have a change `apply` makes at run time), the revert script written before the first
-//! change, a tuning that is reverted however the measurement ends, and the order of the
-//! interleaved rounds. Running the benchmark is the caller's (the doctor knows no load).
+//! change, and a tuning that is reverted however the measurement ends. The rounds are
+//! twelve-sweep's (`twelve_sweep::tuning`); the doctor knows no load.
 use crate::apply::{self, Change};
 use crate::model::{Action, Report};
 use std::io::{self, Write};
@@ -52,13 +52,6 @@ pub fn planned_changes(actions: &[(&str, Action)], root: &Path) -> Vec<Change> {
             Action::Manual { .. } => None,
         })
         .collect()
-}
-
-/// Whether round `round` (from 0) measures with the tuning first: B A, A B, B A, … so that
-/// neither side always runs first into a host that drifts (and a first run's cold caches
-/// fall on both sides).
-pub fn tuned_first(round: usize) -> bool {
-    round.is_multiple_of(2)
 }
 
 /// A tuning in force: reverted by [`Tuned::revert`], or when dropped (an error or a panic
@@ -128,12 +121,6 @@ impl Drop for Tuned {
 mod tests {
     use super::*;
     use std::fs;
-
-    #[test]
-    fn rounds_alternate_which_side_runs_first() {
-        let order: Vec<bool> = (0..4).map(tuned_first).collect();
-        assert_eq!(order, [true, false, true, false]);
-    }
 
     fn tree(name: &str) -> PathBuf {
         let root =

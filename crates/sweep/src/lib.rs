@@ -9,6 +9,7 @@
 //! - [`driver`]: running the steps of a sweep or a knee search.
 //! - [`rounds`]: the A B A B rounds of a comparison.
 //! - [`side`]: one side of a comparison: a URL, or a command that starts a server.
+//! - [`tuning`]: a tuning's effect, in rounds with and without it (`twelve doctor --measure`).
 #![forbid(unsafe_code)]
 
 pub mod drain;
@@ -17,6 +18,7 @@ pub mod knee;
 pub mod plan;
 pub mod rounds;
 pub mod side;
+pub mod tuning;
 
 pub use drain::{DrainPolicy, Drained, wait_drained};
 pub use driver::{configure, run_knee, run_step, run_sweep};
