@@ -140,8 +140,8 @@ fn print_manifest(args: &Flags) -> anyhow::Result<ExitCode> {
         .skip_while(|a| a != "bench")
         .skip(1)
         .collect();
-    let pod_args = crate::k8s::pod_args(&argv, &args.shard.k8s_name);
-    let yaml = crate::k8s::manifest(
+    let pod_args = crate::shard::pod_args(&argv, &args.shard.k8s_name);
+    let yaml = twelve_load::shard::k8s::manifest(
         &args.shard.k8s_name,
         &args.shard.k8s_image,
         shards,

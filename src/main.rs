@@ -5,7 +5,6 @@ mod bench;
 mod compare;
 mod doctor;
 mod flame;
-mod k8s;
 mod limits;
 mod live;
 mod load_args;

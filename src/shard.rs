@@ -2,9 +2,9 @@
 //! is (`--shard I/N`, or `--shards N` with Kubernetes' `JOB_COMPLETION_INDEX`), and when all
 //! shards start together: at a wall-clock instant (`--start-at`, for clocks you trust) or when
 //! shard 0's barrier says go (`--barrier`). `--k8s-manifest` prints the Indexed Job that runs
-//! the same command line on N pods instead of running it.
+//! the same command line on N pods instead of running it (`twelve_load::shard::k8s`).
 use anyhow::{Context, bail};
-use twelve_load::shard::{Start, parse_rfc3339};
+use twelve_load::shard::{Start, k8s, parse_rfc3339};
 use twelve_load::{Config, JOB_COMPLETION_INDEX, Shard, parse_duration};
 
 /// The sharding flags.
@@ -99,9 +99,88 @@ pub fn write_timeseries(
         .with_context(|| format!("--timeseries {}", path.display()))
 }
 
+/// Flags of ours that the pods must not see (they choose their own barrier).
+const DROP_WITH_VALUE: [&str; 5] = [
+    "--k8s-image",
+    "--k8s-name",
+    "--barrier",
+    "--start-at",
+    "--shard",
+];
+const DROP: [&str; 1] = ["--k8s-manifest"];
+
+/// `--k8s-manifest`: the pods' `twelve bench` arguments: `argv` (what followed `twelve bench`)
+/// without the manifest's own flags, with the barrier at shard 0's pod and `--json` on stdout.
+pub fn pod_args(argv: &[String], name: &str) -> Vec<String> {
+    let mut out = vec!["bench".to_string()];
+    let mut it = argv.iter();
+    while let Some(a) = it.next() {
+        let flag = a.split_once('=').map_or(a.as_str(), |(f, _)| f);
+        if DROP.contains(&flag) {
+            continue;
+        }
+        if DROP_WITH_VALUE.contains(&flag) {
+            if !a.contains('=') {
+                it.next();
+            }
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out.push("--barrier".into());
+    out.push(k8s::barrier_addr(name));
+    if !argv.iter().any(|a| a == "--json") {
+        out.push("--json".into());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|a| a.to_string()).collect()
+    }
+
+    macro_rules! args {
+        ($name:ident, $argv:expr, $expect:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(pod_args(&s(&$argv), "tb"), s(&$expect));
+            }
+        };
+    }
+
+    args!(
+        manifest_flags_are_dropped,
+        [
+            "--shards",
+            "4",
+            "--k8s-manifest",
+            "--k8s-image",
+            "x:1",
+            "-R",
+            "10k",
+            "http://h/"
+        ],
+        [
+            "bench",
+            "--shards",
+            "4",
+            "-R",
+            "10k",
+            "http://h/",
+            "--barrier",
+            "tb-0.tb:7070",
+            "--json"
+        ]
+    );
+    args!(
+        equals_forms_are_dropped,
+        ["--k8s-name=tb", "--barrier=a:1", "--shards=2", "--json"],
+        ["bench", "--shards=2", "--json", "--barrier", "tb-0.tb:7070"]
+    );
 
     fn args(shard: Option<&str>, shards: Option<u32>) -> ShardArgs {
         ShardArgs {

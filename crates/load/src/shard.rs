@@ -12,9 +12,11 @@
 //! union is the single run's sequence, gap for gap.
 //!
 //! The shards start together through [`start`]: at an instant, or at shard 0's [`barrier`].
+//! [`k8s`] writes the Kubernetes objects that run them as the pods of an Indexed Job.
 use crate::config::{Config, ConfigError, Model, Stop};
 
 pub mod barrier;
+pub mod k8s;
 pub mod start;
 
 pub use barrier::BarrierError;
