@@ -309,3 +309,119 @@ pub fn merge(reports: &[ShardReport]) -> Result<(RunResult, MergeVerdict), Merge
     };
     Ok((merged, verdict))
 }
+
+/// A file given to `twelve merge`: a shard's `--json` report, or its `--timeseries` lines
+/// (told apart by content).
+#[derive(Debug)]
+pub enum ShardFile {
+    /// A shard's report.
+    Report(Box<ShardReport>),
+    /// A shard's timeseries.
+    Timeseries(Vec<crate::timeseries::IntervalLine>),
+}
+
+/// A file that is neither a shard's report nor its timeseries.
+#[derive(Debug)]
+pub enum ShardFileError {
+    /// It holds a bench report that does not read as one.
+    Report(serde_json::Error),
+    /// No bench report, and not timeseries lines either (why the lines did not read).
+    Neither(std::io::Error),
+}
+
+impl fmt::Display for ShardFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Report(e) => e.fmt(f),
+            Self::Neither(_) => {
+                f.write_str("neither a bench --json report nor a --timeseries file")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ShardFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // `Report` shows the JSON error itself, so its source is the JSON error's own.
+            Self::Report(e) => e.source(),
+            Self::Neither(e) => Some(e),
+        }
+    }
+}
+
+impl ShardFile {
+    /// Reads a file's text: the bench report in it, or else its timeseries lines.
+    pub fn parse(text: &str) -> Result<Self, ShardFileError> {
+        if let Some(doc) = report_in(text) {
+            let report = serde_json::from_value(doc).map_err(ShardFileError::Report)?;
+            return Ok(Self::Report(Box::new(report)));
+        }
+        let lines = crate::timeseries::read(text.as_bytes()).map_err(ShardFileError::Neither)?;
+        Ok(Self::Timeseries(lines))
+    }
+}
+
+/// The bench report in `text`: the whole text, or the pretty-printed document between other
+/// lines (`kubectl logs` interleaves a pod's stderr, where warnings go, with its stdout).
+fn report_in(text: &str) -> Option<serde_json::Value> {
+    let doc = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .or_else(|| {
+            let start = if text.starts_with("{\n") {
+                0
+            } else {
+                text.find("\n{\n")? + 1
+            };
+            let end = text.rfind("\n}")? + 2;
+            serde_json::from_str(text.get(start..end)?).ok()
+        })?;
+    (doc.get("schema").and_then(|s| s.as_str()) == Some(crate::SCHEMA_ID)).then_some(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! found {
+        ($name:ident, $text:expr, $found:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(report_in($text).is_some(), $found);
+            }
+        };
+    }
+
+    found!(
+        plain_report,
+        "{\n  \"schema\": \"twelve-bench-report/1\"\n}\n",
+        true
+    );
+    found!(
+        report_among_log_lines,
+        "twelve bench: WARNING: x\n{\n  \"schema\": \"twelve-bench-report/1\"\n}\nmore\n",
+        true
+    );
+    found!(
+        other_schema,
+        "{\n  \"schema\": \"twelve-timeseries/1\"\n}\n",
+        false
+    );
+    found!(ndjson, "{\"schema\":\"twelve-timeseries/1\"}\n", false);
+
+    #[test]
+    fn a_file_of_neither_kind_says_so_and_why() {
+        let err = ShardFile::parse("hello\n").unwrap_err();
+        assert!(matches!(err, ShardFileError::Neither(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "neither a bench --json report nor a --timeseries file"
+        );
+        assert!(std::error::Error::source(&err).is_some());
+    }
+
+    #[test]
+    fn an_empty_file_is_timeseries_without_lines() {
+        assert!(matches!(ShardFile::parse(""), Ok(ShardFile::Timeseries(l)) if l.is_empty()));
+    }
+}

@@ -9,8 +9,10 @@ use crate::hdrcodec::CodecError;
 use crate::hdrlog::IntervalRecord;
 use crate::latency::Recorder;
 use crate::raw::EncodedRecorder;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::io::{self, BufRead, Write};
 use std::time::{Duration, SystemTime};
 
@@ -157,6 +159,51 @@ pub fn merged_lines(merged: &[MergedInterval]) -> Vec<IntervalLine> {
         .collect()
 }
 
+/// Timeseries that do not add up to the reports of the same shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotAddingUp {
+    /// Responses in the intervals.
+    pub intervals: u64,
+    /// Responses in the reports.
+    pub reports: u64,
+}
+
+impl fmt::Display for NotAddingUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the timeseries do not add up to the reports ({} responses in the intervals, {} in \
+             the reports): files of different runs, or a shard's file is missing",
+            self.intervals, self.reports
+        )
+    }
+}
+
+impl std::error::Error for NotAddingUp {}
+
+/// Checks that the merged intervals add up to the merged reports' summary, bucket by bucket:
+/// each shard's summary is the sum of its intervals, so anything else means files of
+/// different runs (or a lost line).
+pub fn check_adds_up(merged: &[MergedInterval], summary: &Summary) -> Result<(), NotAddingUp> {
+    let mut all = Recorder::new();
+    for m in merged {
+        all.add(&m.latency);
+    }
+    let requests: u64 = merged.iter().map(|m| m.requests).sum();
+    let s = &summary.latency;
+    if all.corrected != s.corrected
+        || all.uncorrected != s.uncorrected
+        || all.wait != s.wait
+        || requests != summary.requests
+    {
+        return Err(NotAddingUp {
+            intervals: requests,
+            reports: summary.requests,
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +287,46 @@ mod tests {
             assert_eq!(m[k].requests, values.len() as u64);
             assert_eq!(m[k].shards, [0, 1]);
         }
+    }
+
+    /// A run of one worker that recorded `values`, `requests` responses in all.
+    fn summary_of(values: &[u64], requests: u64) -> Summary {
+        let mut w = crate::WorkerResult {
+            requests,
+            wall_time: Duration::from_secs(1),
+            ..Default::default()
+        };
+        w.latency = record(0, 1_000, values).latency;
+        let run = crate::RunResult {
+            elapsed: Duration::from_secs(1),
+            workers: vec![w],
+            ..Default::default()
+        };
+        Summary::new(&run, &[])
+    }
+
+    #[test]
+    fn intervals_must_add_up_to_the_reports() {
+        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let recs = [
+            record(0, 1_000, &[1_000, 2_000]),
+            record(1_000, 1_000, &[3_000]),
+        ];
+        let m = merge(&lines(&recs, start, Duration::from_secs(1), (0, 1))).unwrap();
+        let values = [1_000, 2_000, 3_000];
+        assert_eq!(check_adds_up(&m, &summary_of(&values, 3)), Ok(()));
+        let err = check_adds_up(&m, &summary_of(&values, 4)).unwrap_err();
+        assert_eq!(
+            err,
+            NotAddingUp {
+                intervals: 3,
+                reports: 4
+            }
+        );
+        assert!(err.to_string().starts_with(
+            "the timeseries do not add up to the reports (3 responses in the intervals, 4 in \
+             the reports)"
+        ));
+        assert!(check_adds_up(&m, &summary_of(&[1_000, 2_000, 9_000], 3)).is_err());
     }
 }
