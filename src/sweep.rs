@@ -7,11 +7,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use twelve_load::{Config, parse_rate};
+use twelve_load::Config;
 use twelve_report::Slo;
 use twelve_report::visual::console::{knee_sentence, step_header, step_line};
 use twelve_report::visual::{HtmlPage, LoadKind, Step, StepRow, SweepDoc, plot, write_csv};
-use twelve_sweep::{DrainPolicy, Drained, KneeResult, KneeSearch, parse_plan, run_knee, run_sweep};
+use twelve_sweep::{
+    DrainPolicy, Drained, KneeResult, KneeSearch, parse_bounds, parse_plan, run_knee, run_sweep,
+};
 
 /// Flags of `twelve sweep`.
 #[derive(clap::Args, Debug)]
@@ -152,22 +154,6 @@ fn measure(
     })
 }
 
-/// `LOW..HIGH` (a `:STEP` or `*FACTOR` suffix is ignored) for the knee search.
-fn parse_bounds(text: &str) -> anyhow::Result<(f64, f64)> {
-    let (low, rest) = text
-        .split_once("..")
-        .with_context(|| format!("--rate {text}: the knee search needs LOW..HIGH"))?;
-    let high = rest.split([':', '*']).next().unwrap_or(rest);
-    let (low, high) = (
-        parse_rate(low).context("--rate LOW")?,
-        parse_rate(high).context("--rate HIGH")?,
-    );
-    if !(low > 0.0 && high > low) {
-        bail!("--rate {text}: need 0 < LOW < HIGH");
-    }
-    Ok((low, high))
-}
-
 /// The settings shown in the JSON and HTML.
 fn settings(args: &Args, base: &Config, urls: &[String]) -> Vec<(String, String)> {
     let mut s = vec![
@@ -291,27 +277,4 @@ fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> a
 
 fn create(p: &Path, flag: &str) -> anyhow::Result<std::fs::File> {
     std::fs::File::create(p).with_context(|| format!("{flag} {}", p.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    macro_rules! bounds {
-        ($name:ident, $text:expr, $want:expr) => {
-            #[test]
-            fn $name() {
-                assert_eq!(parse_bounds($text).ok(), $want);
-            }
-        };
-    }
-
-    bounds!(bounds_plain, "1k..100k", Some((1_000.0, 100_000.0)));
-    bounds!(
-        bounds_ignore_step,
-        "1000..5000:1000",
-        Some((1_000.0, 5_000.0))
-    );
-    bounds!(bounds_reversed, "5000..1000", None);
-    bounds!(bounds_single, "5000", None);
 }

@@ -12,7 +12,7 @@
 //! a geometric range rounds each step to a whole connection count, dropping repeats. A rate
 //! plan's values may be fractional.
 use std::fmt;
-use twelve_load::{parse_count, parse_rate};
+use twelve_load::{ConfigError, parse_count, parse_rate};
 use twelve_report::visual::LoadKind;
 
 /// Most steps one plan may hold (a typo such as `1..1000000:1` should not start a day-long run).
@@ -100,6 +100,54 @@ pub fn parse_plan(text: &str, kind: LoadKind) -> Result<Vec<f64>, PlanError> {
     Ok(steps)
 }
 
+/// Why a knee search's `--rate LOW..HIGH` did not parse.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BoundsError {
+    /// Not `LOW..HIGH`.
+    NotARange(String),
+    /// LOW is not a rate.
+    Low(ConfigError),
+    /// HIGH is not a rate.
+    High(ConfigError),
+    /// Not 0 < LOW < HIGH.
+    Order(String),
+}
+
+impl fmt::Display for BoundsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotARange(text) => write!(f, "--rate {text}: the knee search needs LOW..HIGH"),
+            Self::Low(_) => f.write_str("--rate LOW"),
+            Self::High(_) => f.write_str("--rate HIGH"),
+            Self::Order(text) => write!(f, "--rate {text}: need 0 < LOW < HIGH"),
+        }
+    }
+}
+
+impl std::error::Error for BoundsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Low(e) | Self::High(e) => Some(e),
+            Self::NotARange(_) | Self::Order(_) => None,
+        }
+    }
+}
+
+/// The knee search's bounds, `LOW..HIGH` in req/s (a plan's `:STEP` or `*FACTOR` suffix is
+/// ignored).
+pub fn parse_bounds(text: &str) -> Result<(f64, f64), BoundsError> {
+    let (low, rest) = text
+        .split_once("..")
+        .ok_or_else(|| BoundsError::NotARange(text.to_string()))?;
+    let high = rest.split([':', '*']).next().unwrap_or(rest);
+    let low = parse_rate(low).map_err(BoundsError::Low)?;
+    let high = parse_rate(high).map_err(BoundsError::High)?;
+    if !(low > 0.0 && high > low) {
+        return Err(BoundsError::Order(text.to_string()));
+    }
+    Ok((low, high))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,4 +213,36 @@ mod tests {
         "1..8*1.5",
         [1, 2, 3, 5, 8]
     );
+
+    macro_rules! bounds {
+        ($name:ident, $text:expr, $want:expr) => {
+            #[test]
+            fn $name() {
+                assert_eq!(parse_bounds($text).ok(), $want);
+            }
+        };
+    }
+
+    bounds!(bounds_plain, "1k..100k", Some((1_000.0, 100_000.0)));
+    bounds!(
+        bounds_ignore_step,
+        "1000..5000:1000",
+        Some((1_000.0, 5_000.0))
+    );
+    bounds!(bounds_reversed, "5000..1000", None);
+    bounds!(bounds_single, "5000", None);
+
+    #[test]
+    fn bounds_errors_name_the_flag_and_the_value() {
+        let cases = [
+            ("5000", "--rate 5000: the knee search needs LOW..HIGH"),
+            ("5000..1000", "--rate 5000..1000: need 0 < LOW < HIGH"),
+            ("0..1000", "--rate 0..1000: need 0 < LOW < HIGH"),
+            ("x..1000", "--rate LOW"),
+            ("1..y", "--rate HIGH"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_bounds(text).unwrap_err().to_string(), want, "{text}");
+        }
+    }
 }
