@@ -421,7 +421,7 @@ mod tests {
     flags!(count_takes_suffixes_exactly, ["-n", "1.5k"], |c| c.stop
         == Stop::Requests(1500));
 
-    /// `-n 2.5` used to run 2 requests (the count went through `f64` and was truncated).
+    /// A fractional count is refused, not truncated (`-n 2.5` is not 2 requests).
     #[test]
     fn count_refuses_a_fraction() {
         let err = config_of(&["-n", "2.5"]).unwrap_err();

@@ -117,8 +117,8 @@ mod tests {
 
     fits!(under_the_limit_fits, 1000, 1, Some(20_000), ok);
     fits!(unlimited_fits, 1_000_000, 2, None, ok);
-    // The run: -c 25000 under a 20,000 limit started, failed 5,006 connects and
-    // exited 0; it must be refused before any load, with the numbers.
+    // Connections over the limit are refused before any load, with the numbers: started,
+    // they would fail their connects and still exit 0.
     fits!(
         over_the_limit_is_refused_with_the_numbers,
         25_000,
