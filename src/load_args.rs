@@ -88,8 +88,7 @@ pub struct LoadArgs {
     /// Socket engine: epoll (readiness; a send and a recv per request window), uring
     /// (io_uring completions: one io_uring_enter per loop turn for all its sends and receives),
     /// or auto (uring where the kernel allows it, else epoll, saying why). auto is the default:
-    /// uring measured 0.79 x epoll's client CPU per request with the client as the limit
-    /// (bench/runs/2026-11-24-clients).
+    /// uring spends less of the client's CPU per request where the client is the limit.
     #[arg(long = "io", value_name = "ENGINE", default_value = "auto", value_parser = ["epoll", "uring", "auto"])]
     pub io: String,
     /// Spread connections over these source addresses (127.0.0.2-127.0.0.40, or a comma
