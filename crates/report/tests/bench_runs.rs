@@ -1,5 +1,5 @@
 //! Every benchmark run's summary.json follows bench/runs/SCHEMA.md, INDEX.md has a row for
-//! every run, and no run keeps its raw samples loose (they are packed in raw.tar.xz).
+//! every run, and every run's raw samples are packed in its raw.tar.xz.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -273,4 +273,39 @@ fn the_check_refuses_what_the_schema_forbids() {
             "{what} passed the check"
         );
     }
+}
+
+/// The `raw` folders under `dir`, at any depth.
+fn raw_folders(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|name| name == "raw") {
+                found.push(path.clone());
+            }
+            raw_folders(&path, found);
+        }
+    }
+}
+
+#[test]
+fn raw_samples_are_packed_per_run() {
+    let dir = runs_dir();
+    let mut report = Vec::new();
+    for run in runs(&dir) {
+        let run_dir = dir.join(&run);
+        let mut raw = Vec::new();
+        raw_folders(&run_dir, &mut raw);
+        if !raw.is_empty() && !run_dir.join("raw.tar.xz").is_file() {
+            report.push(format!(
+                "{run}: {} raw folder(s) and no raw.tar.xz",
+                raw.len()
+            ));
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "pack each run's raw/ folders as bench/runs/INDEX.md says:\n{}",
+        report.join("\n")
+    );
 }
