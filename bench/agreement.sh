@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/agreement.sh - does `twelve bench` measure a CPU-capped server as wrk does, and if not,
 # why? For each server (twelve serve, may_minihttp, nginx) capped at 50% of CPU 0 by
-# ../shared/bench/cpu-quota.sh (CFS bandwidth: 5 ms of CPU per 10 ms period) and each
+# bench/cpu-quota.sh (CFS bandwidth: 5 ms of CPU per 10 ms period) and each
 # connection count, wrk and twelve bench run in turn on CPU 1 (which goes first alternates by
 # round). Beside req/s and the client's CPU per request it records the server's: its CPU per
 # request over the whole run, and how it spent the middle of the run (from 1 s after the start
@@ -12,11 +12,10 @@
 # each client's count can be checked against what the server answered.
 #
 # Usage: bench/agreement.sh [OUTDIR]      (default bench/runs/<date>-agreement)
-# Env:   SHARED=../shared  ROUNDS=3  CONNS="64 256 1024"  SERVERS="twelve nginx may"
+# Env:   ROUNDS=3  CONNS="64 256 1024"  SERVERS="twelve nginx may"
 #        DURATION_S=5 (at least 3)  WARMUP_S=2  PORT=8090
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-agreement}
 ROUNDS=${ROUNDS:-3}; CONNS=${CONNS:-64 256 1024}; SERVERS=${SERVERS:-twelve nginx may}
 DURATION_S=${DURATION_S:-5}; WARMUP_S=${WARMUP_S:-2}; PORT=${PORT:-8090}
@@ -28,7 +27,7 @@ peers=()
 for s in $SERVERS; do [ "$s" = twelve ] || peers+=("$s"); done
 start_servers /json "${peers[@]}"
 declare -A PORTS=([twelve]=$PORT [nginx]=8081 [may]=8083)
-"$SHARED/cpu-quota.sh" 50 "$PORT" "${PEER_PORTS[@]}" > "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" 50 "$PORT" "${PEER_PORTS[@]}" > "$OUT/raw/quota.log"
 CG=$(awk '{print $3}' "$OUT/raw/quota.log")
 [ -f "$CG/cpu.stat" ] || { echo "no cpu.stat in '$CG'" >&2; exit 1; }
 

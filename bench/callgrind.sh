@@ -5,7 +5,7 @@
 # AVX-512, so not target-cpu=native, but AVX2 takes the SIMD paths the native build takes, not
 # the SSE2 ones of a portable build. twelve bench (native build) sends N1 and then N2 requests
 # 16 deep on 16 connections; the difference of the two totals over N2 - N1 leaves out start-up
-# and shutdown. The request carries the header set of ../shared/bench/run.sh.
+# and shutdown. The request carries the header set of bench/wrk-rounds.sh.
 #
 # Usage: bench/callgrind.sh [N1 N2]     (default 16000 176000)
 # Env:   PORT=8095  KEEP=FILE (keep the N2 run's callgrind.out for callgrind_annotate)
@@ -17,7 +17,7 @@ N1=${1:-16000}; N2=${2:-176000}; PORT=${PORT:-8095}
   cargo build -q --profile bench-bin)
 (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
 SERVER="$ROOT/target/callgrind/bench-bin/twelve"
-# The request of ../shared/bench/run.sh (TechEmpower's wrk header set), so the parse weighs what it
+# The request of bench/wrk-rounds.sh (TechEmpower's wrk header set), so the parse weighs what it
 # weighs in the serve.sh plaintext runs.
 ACCEPT="Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7"
 CLIENT="$ROOT/target/bench-bin/twelve"

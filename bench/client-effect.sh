@@ -6,12 +6,11 @@
 # difference, largest first each way: where the server spends more per request under one client.
 #
 # Usage: bench/client-effect.sh [OUTDIR]   (default bench/runs/<date>-client-effect)
-# Env:   SHARED=../shared  DURATION=8 (seconds)  CONNS=256  PORT=8090
+# Env:   DURATION=8 (seconds)  CONNS=256  PORT=8090
 # Needs root (cgroup CPU cap), Debian's wrk and linux-perf, python3 and cargo. Stops what it
 # starts by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-client-effect}
 DURATION=${DURATION:-8}; CONNS=${CONNS:-256}; PORT=${PORT:-8090}
 mkdir -p "$OUT/raw"
@@ -19,7 +18,7 @@ mkdir -p "$OUT/raw"
 PERF_DATA=$(mktemp)
 trap 'rm -f "$PERF_DATA"; stop_servers' EXIT
 start_servers /json
-"$SHARED/cpu-quota.sh" 50 "$PORT" > "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" 50 "$PORT" > "$OUT/raw/quota.log"
 
 URL="http://127.0.0.1:$PORT/json"
 for client in wrk twelve; do
@@ -36,7 +35,7 @@ for client in wrk twelve; do
   wait "$load"
   perf report -i "$PERF_DATA" --no-children --sort sym --stdio 2>/dev/null > "$OUT/raw/perf-$client.txt"
 done
-"$SHARED/cpu-quota.sh" off "$PORT" >> "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" off "$PORT" >> "$OUT/raw/quota.log"
 
 WRK_RPS=$(awk '/^Requests\/sec/{print $2}' "$OUT/raw/wrk.txt")
 TWELVE_RPS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rps"])' "$OUT/raw/twelve.json")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/client.sh - issue 4's benchmark: client CPU per request of `twelve bench` against wrk's,
-# on the same servers (nginx from ../shared/bench, and `twelve serve`), same connections and
+# on the same servers (nginx from bench/start-peers.sh, and `twelve serve`), same connections and
 # duration, client pinned to CPU 1, servers to CPU 0, interleaved rounds (wrk, twelve, wrk, ...),
 # both with the server capped at 50% of a core (the server is the limit) and uncapped (the
 # client is the limit). One TSV line per run; medians in summary.md. Last, on the capped
@@ -8,10 +8,9 @@
 # waits and context switches per request. Needs root, wrk, nginx, linux-perf and cargo.
 #
 # Usage: bench/client.sh [OUTDIR]        (default bench/runs/<date>-client)
-# Env:   SHARED=../shared  ROUNDS=5  CONNS=256  DURATION_S=10  WARMUP_S=2  PORT=8090
+# Env:   ROUNDS=5  CONNS=256  DURATION_S=10  WARMUP_S=2  PORT=8090
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-client}
 ROUNDS=${ROUNDS:-5}; CONNS=${CONNS:-256}; DURATION_S=${DURATION_S:-10}; WARMUP_S=${WARMUP_S:-2}
 PORT=${PORT:-8090}
@@ -53,7 +52,7 @@ run_twelve() {
 TSV="$OUT/runs.tsv"
 echo -e "mode\tserver\tclient\tround\trequests\trps\tuser_s\tsys_s\twall_s\tcpu_us_per_req" > "$TSV"
 for mode in capped uncapped; do
-  if [ $mode = capped ]; then "$SHARED/cpu-quota.sh" 50 "$PORT" 8081 > "$OUT/raw/quota.log"; fi
+  if [ $mode = capped ]; then "$ROOT/bench/cpu-quota.sh" 50 "$PORT" 8081 > "$OUT/raw/quota.log"; fi
   for ((r = 1; r <= ROUNDS; r++)); do
     for srv in "nginx=8081" "twelve=$PORT"; do
       name=${srv%%=*}; port=${srv##*=}; url="http://127.0.0.1:$port/json"
@@ -67,7 +66,7 @@ for mode in capped uncapped; do
       done
     done
   done
-  if [ $mode = capped ]; then "$SHARED/cpu-quota.sh" off "$PORT" 8081 >> "$OUT/raw/quota.log"; fi
+  if [ $mode = capped ]; then "$ROOT/bench/cpu-quota.sh" off "$PORT" 8081 >> "$OUT/raw/quota.log"; fi
 done
 
 # How each client's arrival pattern changes the capped server's own work: perf counts, on the
@@ -75,7 +74,7 @@ done
 # sleep and being woken) per request. A server that drains a burst and sleeps pays for it.
 PAT="$OUT/server-pattern.tsv"
 echo -e "server\tclient\trequests\tepoll_wait_per_req\tio_uring_enter_per_req\tcontext_switches_per_req" > "$PAT"
-"$SHARED/cpu-quota.sh" 50 "$PORT" 8081 >> "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" 50 "$PORT" 8081 >> "$OUT/raw/quota.log"
 for srv in "nginx=8081" "twelve=$PORT"; do
   name=${srv%%=*}; port=${srv##*=}; url="http://127.0.0.1:$port/json"
   for client in wrk twelve; do
@@ -94,7 +93,7 @@ for srv in "nginx=8081" "twelve=$PORT"; do
     echo -e "$name\t$client\t$reqs\t$(per epoll_wait)\t$(per io_uring_enter)\t$(per context-switches)" >> "$PAT"
   done
 done
-"$SHARED/cpu-quota.sh" off "$PORT" 8081 >> "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" off "$PORT" 8081 >> "$OUT/raw/quota.log"
 
 python3 - "$TSV" <<'PY' > "$OUT/summary.md"
 import csv, sys, statistics as st

@@ -17,14 +17,13 @@
 # that change.
 #
 # Usage: bench/clients.sh [OUTDIR]        (default bench/runs/<date>-clients)
-# Env:   SHARED=../shared  GCANNON=/tmp/peers/httparena/gcannon  ROUNDS=5  CONNS=64
+# Env:   GCANNON=/tmp/peers/httparena/gcannon  ROUNDS=5  CONNS=64
 #        DURATION_S=5  WARMUP_S=1  MANY=10000  PORT=8090  SECTIONS="capped bound memory"
 #        CLIENTS="wrk gcannon twelve twelve_uring" (also: twelve_read twelve_uring_read)
 # Needs root (the cgroup cap), wrk, nginx, GNU time and cargo. Client CPU is user+sys of the
 # whole client process from bash `time`; each client is warmed up by a separate run first.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-clients}
 GCANNON=${GCANNON:-/tmp/peers/httparena/gcannon}
 ROUNDS=${ROUNDS:-5}; CONNS=${CONNS:-64}; DURATION_S=${DURATION_S:-5}; WARMUP_S=${WARMUP_S:-1}
@@ -40,7 +39,7 @@ start_servers /json nginx
 # run_CLIENT URL DEPTH CONNS SECONDS OUTFILE: one run on CPU 1, its report in OUTFILE.
 run_wrk() {
   local pipe=()
-  [ "$2" -gt 1 ] && pipe=(-s "$SHARED/pipeline.lua")
+  [ "$2" -gt 1 ] && pipe=(-s "$ROOT/bench/pipeline.lua")
   taskset -c 1 timeout 120 wrk -t1 -c"$3" -d"$4s" --timeout 5s "${pipe[@]}" "$1" -- "$2" > "$5" 2>&1
 }
 run_gcannon() {
@@ -82,7 +81,7 @@ server_ticks() {
   echo "- command: \`ROUNDS=$ROUNDS CONNS=$CONNS DURATION_S=$DURATION_S MANY=$MANY SECTIONS=\"$SECTIONS\" CLIENTS=\"${CLIENTS[*]}\" bench/clients.sh\`"
   echo "- every client: one thread on CPU 1, -c$CONNS, ${DURATION_S}s after a separate ${WARMUP_S}s warm-up run;"
   echo "  servers on CPU 0 with one worker; client CPU is user+sys of the client process (bash \`time\`)"
-  echo "- capped: nginx (../shared/bench/nginx-tfb.conf) capped at 50% of CPU 0, GET /json"
+  echo "- capped: nginx (bench/peers/nginx-tfb.conf) capped at 50% of CPU 0, GET /json"
   echo "- bound: twelve serve uncapped on CPU 0, GET /json, and GET /plaintext pipelined 16"
   echo "- memory: peak RSS (GNU time) at -c $MANY less at -c 100, over $((MANY - 100)) connections, 2 s runs"
 } > "$OUT/README.md"
@@ -102,11 +101,11 @@ one() { # MODE DEPTH CLIENT ROUND URL SERVER_PORT
 # Round r starts with client r (mod the clients) and goes round the list.
 order() { local k n=${#CLIENTS[@]}; for ((k = 0; k < n; k++)); do echo "${CLIENTS[$(( (k + $1) % n ))]}"; done; }
 on() { [[ " $SECTIONS " == *" $1 "* ]]; }
-on capped && "$SHARED/cpu-quota.sh" 50 8081 > "$OUT/raw/quota.log"
+on capped && "$ROOT/bench/cpu-quota.sh" 50 8081 > "$OUT/raw/quota.log"
 on capped && for ((r = 1; r <= ROUNDS; r++)); do
   for c in $(order "$r"); do one capped 1 "$c" "$r" http://127.0.0.1:8081/json 8081; done
 done
-"$SHARED/cpu-quota.sh" off 8081 >> "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" off 8081 >> "$OUT/raw/quota.log"
 on bound && for depth in 1 16; do
   path=/json; [ "$depth" -gt 1 ] && path=/plaintext
   for ((r = 1; r <= ROUNDS; r++)); do
@@ -121,7 +120,7 @@ on memory && for c in "${CLIENTS[@]}"; do
   for n in 100 "$MANY"; do
     f="$OUT/raw/memory-$c-$n"
     # Every run_ function: the *_read ones call the others.
-    /usr/bin/time -f '%M' -o "$f.rss" bash -c "$(declare -f run_wrk run_gcannon run_twelve run_twelve_uring run_twelve_read run_twelve_uring_read); EXTRA=(); BIN=$BIN GCANNON=$GCANNON SHARED=$SHARED run_$c http://127.0.0.1:$PORT/json 1 $n 2 $f" || true
+    /usr/bin/time -f '%M' -o "$f.rss" bash -c "$(declare -f run_wrk run_gcannon run_twelve run_twelve_uring run_twelve_read run_twelve_uring_read); EXTRA=(); BIN=$BIN GCANNON=$GCANNON ROOT=$ROOT run_$c http://127.0.0.1:$PORT/json 1 $n 2 $f" || true
     echo -e "$c\t$n\t$(tail -1 "$f.rss")" >> "$MEM"
   done
 done

@@ -5,22 +5,21 @@
 # off, auto, ...), client on CPU 1. One TSV line per run.
 #
 # Usage: bench/coalesce.sh [OUTDIR]      (default bench/runs/<date>-coalesce-latency)
-# Env:   SHARED=../shared  ROUNDS=3  DURATION_S=5
+# Env:   ROUNDS=3  DURATION_S=5
 # Needs root (cgroup CPU cap), Debian's nginx, and cargo. Stops what it starts by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-coalesce-latency}
 ROUNDS=${ROUNDS:-3}; DURATION_S=${DURATION_S:-5}
 mkdir -p "$OUT/raw"
 (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
 BIN="$ROOT/target/bench-bin/twelve"
 cleanup() {
-  "$SHARED/cpu-quota.sh" off 8081 >/dev/null 2>&1 || true
-  "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
+  "$ROOT/bench/cpu-quota.sh" off 8081 >/dev/null 2>&1 || true
+  "$ROOT/bench/start-peers.sh" stop >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-SERVER_CPU=0 "$SHARED/start-peers.sh" nginx > "$OUT/raw/peers.log"
+SERVER_CPU=0 "$ROOT/bench/start-peers.sh" nginx > "$OUT/raw/peers.log"
 for _ in $(seq 50); do curl -sf http://127.0.0.1:8081/json >/dev/null && break; sleep 0.2; done
 {
   echo "# twelve bench --coalesce auto against off"
@@ -28,13 +27,13 @@ for _ in $(seq 50); do curl -sf http://127.0.0.1:8081/json >/dev/null && break; 
   echo "- date: $(date -u +%FT%TZ)"
   echo "- twelve: $("$BIN" --version)"
   echo "- kernel: $(uname -r); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-  echo "- nginx from ../shared/bench on CPU 0 (one worker); client -t1 on CPU 1, ${DURATION_S}s after 1s warm-up"
+  echo "- nginx (bench/peers/nginx-tfb.conf) on CPU 0 (one worker); client -t1 on CPU 1, ${DURATION_S}s after 1s warm-up"
   echo "- command: \`bench/coalesce.sh\` (ROUNDS=$ROUNDS)"
 } > "$OUT/README.md"
 TSV="$OUT/runs.tsv"
 echo -e "server\tconnections\tcoalesce\tround\trps\tp50_us\tp99_us\tcpu_us_per_req\tnaps" > "$TSV"
 for mode in capped uncapped; do
-  if [ $mode = capped ]; then "$SHARED/cpu-quota.sh" 50 8081 > "$OUT/raw/quota.log"; fi
+  if [ $mode = capped ]; then "$ROOT/bench/cpu-quota.sh" 50 8081 > "$OUT/raw/quota.log"; fi
   for c in 16 256; do
     for ((r = 1; r <= ROUNDS; r++)); do
       for co in off auto; do
@@ -55,7 +54,7 @@ PY
       done
     done
   done
-  if [ $mode = capped ]; then "$SHARED/cpu-quota.sh" off 8081 >> "$OUT/raw/quota.log"; fi
+  if [ $mode = capped ]; then "$ROOT/bench/cpu-quota.sh" off 8081 >> "$OUT/raw/quota.log"; fi
 done
 python3 - "$TSV" > "$OUT/summary.md" <<'PY'
 import csv, sys, statistics as st

@@ -1,10 +1,10 @@
 # shellcheck shell=bash
 # bench/common.sh - sourced by the bench scripts that run `twelve serve` beside peers from
-# ../shared/bench: builds the benchmark binary, starts twelve serve and the named peers pinned
+# bench/start-peers.sh: builds the benchmark binary, starts twelve serve and the named peers pinned
 # to CPU 0 with one worker each, waits until every one answers, and on exit lifts the CPU cap
 # and stops exactly what it started, by PID.
 #
-# Needs ROOT, SHARED, OUT and PORT set by the caller (and optionally SERVE_ARGS, an array of
+# Needs ROOT, OUT and PORT set by the caller (and optionally SERVE_ARGS, an array of
 # extra `twelve serve` flags such as --root DIR); sets BIN.
 # Usage: start_servers PATH [PEER...]   (PATH: what to fetch to know a server is up, e.g. /json;
 #                                        PEER: nginx (port 8081), may (port 8083) or libreactor
@@ -20,10 +20,10 @@ PEER_PORTS=()
 [ -v SERVE_ARGS ] || SERVE_ARGS=()
 stop_servers() {
   [ -n "$SRV_PID" ] || [ ${#PEER_PORTS[@]} -gt 0 ] || return 0   # nothing started
-  "$SHARED/cpu-quota.sh" off "$PORT" "${PEER_PORTS[@]}" >/dev/null 2>&1 || true
+  "$ROOT/bench/cpu-quota.sh" off "$PORT" "${PEER_PORTS[@]}" >/dev/null 2>&1 || true
   # waited for, so that the port is free for the next start_servers
   if [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; then wait "$SRV_PID" 2>/dev/null || true; fi
-  [ ${#PEER_PORTS[@]} -eq 0 ] || "$SHARED/start-peers.sh" stop >/dev/null 2>&1 || true
+  [ ${#PEER_PORTS[@]} -eq 0 ] || "$ROOT/bench/start-peers.sh" stop >/dev/null 2>&1 || true
   SRV_PID=
   PEER_PORTS=()
 }
@@ -45,13 +45,13 @@ start_servers() {
     > "$OUT/raw/twelve-serve.log" 2>&1 &
   SRV_PID=$!
   # start-peers.sh with no names starts them all.
-  if [ $# -gt 0 ]; then SERVER_CPU=0 "$SHARED/start-peers.sh" "$@" > "$OUT/raw/peers.log"; fi
+  if [ $# -gt 0 ]; then SERVER_CPU=0 "$ROOT/bench/start-peers.sh" "$@" > "$OUT/raw/peers.log"; fi
   for p in "$PORT" "${PEER_PORTS[@]}"; do
     for _ in $(seq 50); do curl -sf "http://127.0.0.1:$p$path" >/dev/null && break; sleep 0.2; done
   done
 }
 
-# The TechEmpower json test's request headers (what ../shared/bench/run.sh sends), for wrk and
+# The TechEmpower json test's request headers (what bench/wrk-rounds.sh sends), for wrk and
 # twelve bench alike.
 # shellcheck disable=SC2034  # used by the scripts that source this file
 TFB_HDRS=(-H 'Host: localhost'

@@ -5,11 +5,11 @@
 # round. Servers pinned to CPU 0 (one worker), twelve bench to CPU 1.
 #
 # Usage: bench/compare.sh PEER [OUTDIR]   PEER: nginx | may     (default OUTDIR bench/runs/<date>-compare)
-# Env:   SHARED=../shared  ROUNDS=5  CONNS=256  DURATION=10s  WARMUP=2s  TEST=json|plaintext
-# The peer's port must be free; may_minihttp is built by ../shared/bench/start-peers.sh once.
+# Env:   ROUNDS=5  CONNS=256  DURATION=10s  WARMUP=2s  TEST=json|plaintext
+# The peer's port must be free; may_minihttp is a binary built outside the repository, at
+# MAY_BIN (default /tmp/bench-target/release/mayhttp; bench/peers/README.md).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 PEER=${1:?peer: nginx|may}
 OUT=${2:-$ROOT/bench/runs/$(date +%F)-compare}
 ROUNDS=${ROUNDS:-5}; CONNS=${CONNS:-256}; DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-2s}
@@ -21,11 +21,11 @@ ulimit -n "$(ulimit -Hn)"
 
 case $PEER in
   nginx) mkdir -p /tmp/bench-nginx
-         A="taskset -c 0 nginx -p /tmp/bench-nginx -e /tmp/bench-nginx/error.log -c $SHARED/nginx-tfb.conf"
+         A="taskset -c 0 nginx -p /tmp/bench-nginx -e /tmp/bench-nginx/error.log -c $ROOT/bench/peers/nginx-tfb.conf"
          A_PORT=8081 ;;
-  may)   CARGO_TARGET_DIR=/tmp/bench-target cargo build -q --release \
-           --manifest-path "$SHARED/peers/may-minihttp/Cargo.toml"
-         A="env PORT=8083 WORKERS=1 taskset -c 0 /tmp/bench-target/release/mayhttp"
+  may)   MAY_BIN=${MAY_BIN:-/tmp/bench-target/release/mayhttp}
+         [ -x "$MAY_BIN" ] || { echo "may: no binary at $MAY_BIN (bench/peers/README.md)" >&2; exit 2; }
+         A="env PORT=8083 WORKERS=1 taskset -c 0 $MAY_BIN"
          A_PORT=8083 ;;
   *) echo "unknown peer $PEER" >&2; exit 2 ;;
 esac

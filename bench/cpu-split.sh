@@ -3,18 +3,17 @@
 # (or, with TEST=json, on keep-alive json), for twelve serve and a peer (PEER=may, may_minihttp
 # on 8083, or PEER=libreactor on 8086) in the same run:
 # each capped at 50% of CPU 0 (one worker), wrk -t1 -c256 on CPU 1 (plaintext: 16 requests per
-# write), TechEmpower's header set (as ../shared/bench/run.sh sends it), rounds interleaved. During each run perf samples CPU 0
+# write), TechEmpower's header set (as bench/wrk-rounds.sh sends it), rounds interleaved. During each run perf samples CPU 0
 # (cpu-clock) and the samples of the server's own threads are split into user space and kernel;
 # with the run's server CPU time per request (utime + stime from /proc) that gives user and
 # kernel µs per request, and `kernel_bound`: the req/s the 50% cap would allow if the server's
 # user-space time were zero and its kernel time unchanged.
 #
 # Usage: bench/cpu-split.sh [OUTDIR]   (default bench/runs/<date>-<TEST>-split)
-# Env:   TEST=plaintext|json  PEER=may|libreactor  SHARED=../shared  ROUNDS=3  DURATION=10 (seconds)  PORT=8090
+# Env:   TEST=plaintext|json  PEER=may|libreactor  ROUNDS=3  DURATION=10 (seconds)  PORT=8090
 # Needs root (cgroup CPU cap), Debian's wrk and linux-perf, and cargo. Stops what it starts by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 TEST=${TEST:-plaintext}
 PEER=${PEER:-may}
 case $PEER in may) PEER_PORT=8083 ;; libreactor) PEER_PORT=8086 ;; *) echo "PEER must be may or libreactor" >&2; exit 2 ;; esac
@@ -25,7 +24,7 @@ mkdir -p "$OUT/raw"
 PERF_DATA=$(mktemp)
 trap 'rm -f "$PERF_DATA"; stop_servers' EXIT
 start_servers /plaintext "$PEER"
-"$SHARED/cpu-quota.sh" 50 "$PORT" "$PEER_PORT" > "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" 50 "$PORT" "$PEER_PORT" > "$OUT/raw/quota.log"
 
 pids_on_port() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
 tids_of() { for p in "$@"; do ls "/proc/$p/task"; done | tr '\n' ' '; }  # perf samples name threads
@@ -38,7 +37,7 @@ ticks() { # utime + stime of the given pids, in clock ticks
   echo "$t"
 }
 case $TEST in
-  plaintext) WRK_TAIL=(-s "$SHARED/pipeline.lua") ;;
+  plaintext) WRK_TAIL=(-s "$ROOT/bench/pipeline.lua") ;;
   json) WRK_TAIL=() ;;
   *) echo "TEST is plaintext or json" >&2; exit 2 ;;
 esac
@@ -88,5 +87,5 @@ for ((r = 1; r <= ROUNDS; r++)); do
           n, r, rps, cpu, us, share, user, kern, 0.5 / kern * 1e6 }' >> "$OUT/split.tsv"
   done
 done
-"$SHARED/cpu-quota.sh" off "$PORT" "$PEER_PORT" >> "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" off "$PORT" "$PEER_PORT" >> "$OUT/raw/quota.log"
 column -t "$OUT/split.tsv"

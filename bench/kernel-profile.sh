@@ -2,7 +2,7 @@
 # bench/kernel-profile.sh - where a capped server's CPU goes (issue 13: "perf profiles of the
 # capped server on both backends, with the share that is the client's wake-up the server pays
 # for on loopback"; issue 14: how much of a pipelined request is user space at all). Each server
-# runs alone, pinned to CPU 0 and capped at 50% of a core (../shared/bench/cpu-quota.sh), the
+# runs alone, pinned to CPU 0 and capped at 50% of a core (bench/cpu-quota.sh), the
 # client on CPU 1; `perf record -g` samples the server's process for the middle $SAMPLE seconds.
 # Two workloads (WORKLOAD):
 #   json       keep-alive TechEmpower json, wrk -t1 -c$CONNS with TechEmpower's headers; servers
@@ -42,12 +42,11 @@
 # Env:   WORKLOAD=json|pipelined|baseline  SERVERS (default: the workload's list above)
 #        CONNS=256 (json) or 512 (pipelined, HttpArena's)  DURATION=14  SAMPLE=8  FREQ=2999
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor  ARENA_BIN=/tmp/peers/httparena
-#        SHARED=../shared  PORT=8090
+#        PORT=8090
 # Needs root, perf (Debian linux-perf), wrk (json) or gcannon (pipelined), curl, cargo. Stops
 # what it starts by PID.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-kernel-profile}
 WORKLOAD=${WORKLOAD:-json}
 case $WORKLOAD in
@@ -70,7 +69,7 @@ for c in perf curl; do command -v $c >/dev/null || { echo "needs $c" >&2; exit 2
 if [ "$WORKLOAD" = json ]; then
   command -v wrk >/dev/null || { echo "needs wrk" >&2; exit 2; }
 elif [ "$WORKLOAD" != json-fixed ]; then
-  [ -x "$ARENA_BIN/gcannon" ] || { echo "needs $ARENA_BIN/gcannon (../shared/bench/arena/README.md)" >&2; exit 2; }
+  [ -x "$ARENA_BIN/gcannon" ] || { echo "needs $ARENA_BIN/gcannon (bench/peers/arena/README.md)" >&2; exit 2; }
 fi
 mkdir -p "$OUT/raw"
 (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin &&
@@ -88,7 +87,7 @@ srv_ticks() {
 HDRS=(-H 'Host: localhost' -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' -H 'Connection: keep-alive')
 SRV=""
 cleanup() {
-  "$SHARED/cpu-quota.sh" off "$PORT" 8086 >/dev/null 2>&1 || true
+  "$ROOT/bench/cpu-quota.sh" off "$PORT" 8086 >/dev/null 2>&1 || true
   if [ -n "$SRV" ] && kill "$SRV" 2>/dev/null; then wait "$SRV" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
@@ -122,7 +121,7 @@ for name in $SERVERS; do
     twelve:pipelined | twelve:baseline) taskset -c 0 "$ARENA" "127.0.0.1:$PORT" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
     twelve-uring:pipelined | twelve-uring:baseline) TWELVE_IO=uring taskset -c 0 "$ARENA" "127.0.0.1:$PORT" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
     # One reactor thread (argv[1]) beside ringzero's acceptor; the others size themselves from
-    # the affinity mask (../shared/bench/arena/README.md).
+    # the affinity mask (bench/peers/arena/README.md).
     ringzero:pipelined | ringzero:baseline) PORT=$PORT taskset -c 0 "$ARENA_BIN/ringzero" 1 > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
     libreactorng:pipelined | rust-epoll:pipelined | libreactorng:baseline | rust-epoll:baseline)
       PORT=$PORT taskset -c 0 "$ARENA_BIN/$name" > "$OUT/raw/$name.log" 2>&1 & port=$PORT ;;
@@ -130,7 +129,7 @@ for name in $SERVERS; do
   esac
   SRV=$!
   for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port$PATH_" && break; sleep 0.2; done
-  [[ $WORKLOAD == *-fixed ]] || "$SHARED/cpu-quota.sh" 50 "$port" > /dev/null
+  [[ $WORKLOAD == *-fixed ]] || "$ROOT/bench/cpu-quota.sh" 50 "$port" > /dev/null
   t0=$(srv_ticks "$port")
   if [[ $WORKLOAD == *-fixed ]]; then
     # The open model's uniform arrivals, as bench/peers.sh's fixed section offers them.
@@ -145,7 +144,7 @@ for name in $SERVERS; do
     timeout $((DURATION + 20)) taskset -c 1 "$ARENA_BIN/gcannon" "http://127.0.0.1:$port/pipeline" \
       -c "$CONNS" -t 1 -d "${DURATION}s" -p 16 --json > "$OUT/raw/$name-client.txt" 2>&1 &
   else
-    R=$SHARED/arena/requests
+    R=$ROOT/bench/peers/arena/requests
     timeout $((DURATION + 20)) taskset -c 1 "$ARENA_BIN/gcannon" "http://127.0.0.1:$port" \
       --raw "$R/get.raw,$R/post_cl.raw,$R/post_chunked.raw" -c "$CONNS" -t 1 -d "${DURATION}s" -p 1 \
       --json > "$OUT/raw/$name-client.txt" 2>&1 &
@@ -158,7 +157,7 @@ for name in $SERVERS; do
     > /dev/null 2>&1
   wait "$WRK" || true
   echo $(($(srv_ticks "$port") - t0)) > "$OUT/raw/$name-ticks.txt"
-  "$SHARED/cpu-quota.sh" off "$port" > /dev/null
+  "$ROOT/bench/cpu-quota.sh" off "$port" > /dev/null
   # Every process holding the listener, not only the one started: TechEmpower's libreactor
   # forks a worker that outlives its parent and, with SO_REUSEPORT, would share the port with
   # the next run's libreactor (it did, from 2026-11-26T05:56 until it was found at 07:30).

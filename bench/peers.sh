@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bench/peers.sh - issue 14's whole comparison in one go, one table at the end: twelve against
-# the fastest peer on each kind of test, with ../shared/bench's protocol: every server pinned
+# the fastest peer on each kind of test, with bench/peers/README.md's protocol: every server pinned
 # to CPU 0 with one worker and capped at 50% of a core (cpu-quota.sh), the client pinned to
 # CPU 1, rounds interleaved across the servers of a test (A B C A B C ...), medians quoted.
 #
 #   tfb     TechEmpower json (keep-alive, wrk -c$TFB_CONNS, TechEmpower's headers) and plaintext
 #           (pipelined 16, pipeline.lua): twelve serve vs libreactor, with run.sh's wrk commands.
-#   arena   HttpArena's profiles with their exact request bytes (../shared/bench/arena/):
+#   arena   HttpArena's profiles with their exact request bytes (bench/peers/arena/):
 #           baseline (GET, POST Content-Length, POST chunked on /baseline11), pipelined (16 x
 #           GET /pipeline) and limited-conn (reconnect every 10 requests, gcannon -r 10; wrk
 #           cannot close a connection): twelve-engine's httparena example (built with
@@ -31,10 +31,10 @@
 #
 # The servers of a section run side by side and share one 50% cap (cpu-quota.sh puts them in
 # one cgroup); only the one under load uses it. The peers are built outside the repository
-# (see ../shared/bench/README.md and ../shared/bench/arena/README.md); this script only runs them.
+# (see bench/peers/README.md and bench/peers/arena/README.md); this script only runs them.
 #
 # Usage: bench/peers.sh [OUTDIR]        (default bench/runs/<date>-peers)
-# Env:   SHARED=../shared  SECTIONS="tfb arena static" (add "fixed")  DURATION=10s  WARMUP=2s
+# Env:   SECTIONS="tfb arena static" (add "fixed")  DURATION=10s  WARMUP=2s
 #        FIXED_SHARE=0.6  FIXED_JSON_RATE, FIXED_ARENA_RATE (req/s, when tfb/arena did not run)
 #        FIXED_CONNS=64
 #        ROUNDS=5 (json, baseline, limited-conn, static)  PIPE_ROUNDS=3 (plaintext, pipelined)
@@ -56,8 +56,7 @@
 # process it starts is stopped by PID on exit; every load run is bounded by `timeout`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
-ARENA=$SHARED/arena
+ARENA=$ROOT/bench/peers/arena
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-peers}
 SECTIONS=${SECTIONS:-tfb arena static}
 DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-2s}
@@ -104,7 +103,7 @@ stop_extra() { # the servers started here rather than by common.sh or a starter 
 }
 cleanup() {
   resume_others
-  [ ${#CAPPED[@]} -eq 0 ] || "$SHARED/cpu-quota.sh" off "${CAPPED[@]}" >/dev/null 2>&1 || true
+  [ ${#CAPPED[@]} -eq 0 ] || "$ROOT/bench/cpu-quota.sh" off "${CAPPED[@]}" >/dev/null 2>&1 || true
   stop_servers
   stop_extra
   BIN=$ARENA_BIN "$ARENA/start.sh" stop >/dev/null 2>&1 || true
@@ -112,8 +111,8 @@ cleanup() {
 }
 trap cleanup EXIT
 ulimit -n "$(ulimit -Hn)"
-cap() { CAPPED=("$@"); "$SHARED/cpu-quota.sh" 50 "$@" >> "$OUT/raw/quota.log"; }
-uncap() { "$SHARED/cpu-quota.sh" off "${CAPPED[@]}" >> "$OUT/raw/quota.log"; CAPPED=(); }
+cap() { CAPPED=("$@"); "$ROOT/bench/cpu-quota.sh" 50 "$@" >> "$OUT/raw/quota.log"; }
+uncap() { "$ROOT/bench/cpu-quota.sh" off "${CAPPED[@]}" >> "$OUT/raw/quota.log"; CAPPED=(); }
 # The fixed section with FIXED_CAP=0 leaves its servers uncapped (the rate is still the capped
 # peak's share): a server that is never throttled wakes up for every few requests.
 fixed_cap() { if [ "$FIXED_CAP" = 1 ]; then cap "$@"; fi; }
@@ -162,7 +161,7 @@ client() { # TEST PORT SECONDS
     # run.sh's wrk commands, bounded
     json:*) "${run[@]}" wrk -t1 -c"$TFB_CONNS" -d"$d" --timeout 5s --latency "${TFB_HDRS[@]}" "$u/json" ;;
     plaintext:*) "${run[@]}" wrk -t1 -c"$TFB_CONNS" -d"$d" --timeout 5s --latency "${TFB_HDRS[@]}" \
-                   -s "$SHARED/pipeline.lua" "$u/plaintext" -- 16 ;;
+                   -s "$ROOT/bench/pipeline.lua" "$u/plaintext" -- 16 ;;
     baseline:wrk) "${run[@]}" wrk -t1 -c"$ARENA_CONNS" -d"$d" --timeout 5s -s "$ARENA/arena.lua" "$u" ;;
     pipelined:wrk) "${run[@]}" wrk -t1 -c"$ARENA_CONNS" -d"$d" --timeout 5s -s "$ARENA/arena.lua" "$u" -- pipeline 16 ;;
     baseline:gcannon) "${run[@]}" "$ARENA_BIN/gcannon" "$u" "${raw[@]}" -c "$ARENA_CONNS" -t 1 -d "$d" -p 1 --json ;;

@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # bench/serve.sh - issue 3's benchmark: `twelve serve` against may_minihttp and nginx in the
-# same run, with ../shared/bench's protocol: every server pinned to CPU 0 with one worker, wrk
+# same run, with bench/peers/README.md's protocol: every server pinned to CPU 0 with one worker, wrk
 # pinned to CPU 1, servers capped at 50% of a core, interleaved rounds, medians quoted.
 #
 # Usage: bench/serve.sh [OUTDIR]        (default bench/runs/<date>-serve)
-# Env:   SHARED=../shared  JSON_ROUNDS=5  PLAIN_ROUNDS=3  CLOSE_ROUNDS=3  DURATION=10s  PORT=8090
+# Env:   JSON_ROUNDS=5  PLAIN_ROUNDS=3  CLOSE_ROUNDS=3  DURATION=10s  PORT=8090
 # Needs root (cgroup CPU cap), Debian's wrk, nginx, apache2-utils, linux-perf, and cargo.
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-serve}
 JSON_ROUNDS=${JSON_ROUNDS:-5}; PLAIN_ROUNDS=${PLAIN_ROUNDS:-3}; CLOSE_ROUNDS=${CLOSE_ROUNDS:-3}
 export DURATION=${DURATION:-10s}
@@ -37,15 +36,15 @@ start_servers /json nginx may
 targets=("twelve=$PORT" "may=8083" "nginx=8081")
 
 # 1. Capped at 50% of a core: the server is the bottleneck, not wrk.
-"$SHARED/cpu-quota.sh" 50 "$PORT" 8081 8083 > "$OUT/raw/quota.log"
-"$SHARED/run.sh" json "$JSON_ROUNDS" "${targets[@]}" > "$OUT/json-capped.tsv"
-"$SHARED/run.sh" plaintext "$PLAIN_ROUNDS" "${targets[@]}" > "$OUT/plaintext-capped.tsv"
-"$SHARED/run.sh" close "$CLOSE_ROUNDS" "twelve=$PORT" "nginx=8081" > "$OUT/close-capped.tsv"
-N=${AB_N:-20000} "$SHARED/ab-close.sh" "$CLOSE_ROUNDS" "twelve=$PORT" "nginx=8081" > "$OUT/ab-close-capped.tsv"
-"$SHARED/cpu-quota.sh" off "$PORT" 8081 8083 >> "$OUT/raw/quota.log"
+"$ROOT/bench/cpu-quota.sh" 50 "$PORT" 8081 8083 > "$OUT/raw/quota.log"
+"$ROOT/bench/wrk-rounds.sh" json "$JSON_ROUNDS" "${targets[@]}" > "$OUT/json-capped.tsv"
+"$ROOT/bench/wrk-rounds.sh" plaintext "$PLAIN_ROUNDS" "${targets[@]}" > "$OUT/plaintext-capped.tsv"
+"$ROOT/bench/wrk-rounds.sh" close "$CLOSE_ROUNDS" "twelve=$PORT" "nginx=8081" > "$OUT/close-capped.tsv"
+N=${AB_N:-20000} "$ROOT/bench/ab-close.sh" "$CLOSE_ROUNDS" "twelve=$PORT" "nginx=8081" > "$OUT/ab-close-capped.tsv"
+"$ROOT/bench/cpu-quota.sh" off "$PORT" 8081 8083 >> "$OUT/raw/quota.log"
 
 # 2. Uncapped: CPU per request (user and kernel) from run.sh's per-process accounting.
-"$SHARED/run.sh" json 3 "${targets[@]}" > "$OUT/json-uncapped.tsv"
+"$ROOT/bench/wrk-rounds.sh" json 3 "${targets[@]}" > "$OUT/json-uncapped.tsv"
 
 # 3. Syscalls per keep-alive json request: perf counts sys_enter of the server's threads
 #    while wrk runs for a fixed time; divided by the requests wrk completed.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/tls.sh - issue 16's benchmark: TLS on both sides.
 #  1. Server: `twelve serve --tls-cert` against nginx (ssl), each pinned to CPU 0 with one
-#     worker and capped at 50% of a core (../shared/bench/cpu-quota.sh), wrk (Debian's, which
+#     worker and capped at 50% of a core (bench/cpu-quota.sh), wrk (Debian's, which
 #     links OpenSSL) on CPU 1; TLS keep-alive json and TLS connection-per-request json;
 #     interleaved rounds; requests per server CPU-second, medians.
 #  2. Client: twelve bench, h2load and wrk against one uncapped server (nginx, CPU 0), each
@@ -9,7 +9,7 @@
 #     two workloads, interleaved rounds, medians.
 #
 # Usage: bench/tls.sh [OUTDIR]          (default bench/runs/<date>-tls)
-# Env:   SHARED=../shared ROUNDS=5 DURATION=10 (seconds) CONNS=256 CLOSE_CONNS=64
+# Env:   ROUNDS=5 DURATION=10 (seconds) CONNS=256 CLOSE_CONNS=64
 #        CLOSE_N=10000 (h2load's connection-per-request runs are by count)
 #        CLIENT_CONNS=64 (keep-alive connections of part 2: CPU per request needs no more, and
 #        256 handshakes at once to one nginx worker on a loaded box left wrk with none done)
@@ -21,7 +21,6 @@
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHARED=${SHARED:-$ROOT/../shared}/bench
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-tls}
 ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-10}; CONNS=${CONNS:-256}; CLOSE_CONNS=${CLOSE_CONNS:-64}
 CLOSE_N=${CLOSE_N:-10000}; CLIENT_CONNS=${CLIENT_CONNS:-64}; PARTS=${PARTS:-server client bound}
@@ -39,7 +38,7 @@ PKI=$(mktemp -d /tmp/twelve-tls-bench.XXXXXX)
 
 PIDS=()
 stop_all() {
-  "$SHARED/cpu-quota.sh" off "$TW" "$NG" >/dev/null 2>&1 || true
+  "$ROOT/bench/cpu-quota.sh" off "$TW" "$NG" >/dev/null 2>&1 || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
   rm -rf "$PKI"
 }
@@ -136,7 +135,7 @@ client_cmd() { # name workload port [conns] -> the command line, in CMD
 
 # 1. Servers, capped: wrk on CPU 1.
 echo -e "workload\tserver\tround\trequests\trps\tserver_cpu_s\treq_per_server_cpu_s" > "$OUT/server.tsv"
-[[ " $PARTS " == *" server "* ]] && "$SHARED/cpu-quota.sh" 50 "$TW" "$NG" > "$OUT/raw/quota.log"
+[[ " $PARTS " == *" server "* ]] && "$ROOT/bench/cpu-quota.sh" 50 "$TW" "$NG" > "$OUT/raw/quota.log"
 [[ " $PARTS " == *" server "* ]] && for w in json close; do
   for r in $(seq "$ROUNDS"); do
     for s in twelve=$TW nginx=$NG; do
@@ -153,7 +152,7 @@ echo -e "workload\tserver\tround\trequests\trps\tserver_cpu_s\treq_per_server_cp
     done
   done
 done
-"$SHARED/cpu-quota.sh" off "$TW" "$NG" >> "$OUT/raw/quota.log" 2>/dev/null || true
+"$ROOT/bench/cpu-quota.sh" off "$TW" "$NG" >> "$OUT/raw/quota.log" 2>/dev/null || true
 
 # 2. Clients, each on CPU 1, against one uncapped server on CPU 0: nginx (part "client": nginx
 # is the limit, so the clients mostly wait), then twelve serve (part "bound": the faster
