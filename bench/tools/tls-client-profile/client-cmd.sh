@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sets cmd and comm for the scripts that source it
 # client-cmd.sh (sourced by counts.sh and profile.sh): client_cmd NAME WORKLOAD SECONDS sets
 # `cmd` to the client's command line and `comm` to its thread name. NAME is wrk or twelve with
 # tags: insecure, epoll, uring, full (--no-tls-resume), coff (--coalesce off), nap50us, exp

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# capab.sh: twelve a/b/c capped 50% on CPU 0 one at a time; wrk on CPU 1; req/s per round
+# bench/tools/min-batch-capped.sh: twelve a/b/c capped 50% on CPU 0 one at a time; wrk on CPU 1; req/s per round
+# (bench/runs/2026-11-26-min-batch). The three builds are /tmp/st/twelve-{a,b,c} (ST=/tmp/st).
+# Env: TEST=json|plain ROUNDS=5 D=5
 set -euo pipefail
-SH=/work/shared/bench; ROUNDS=${ROUNDS:-5}; D=${D:-5}; TEST=${TEST:-json}
+SH=$(cd "$(dirname "$0")/.." && pwd); ST=${ST:-/tmp/st}; ROUNDS=${ROUNDS:-5}; D=${D:-5}; TEST=${TEST:-json}
 declare -A PORT PID
-for s in a b c; do p=$((8200 + $(printf '%d' "'$s") - 96)); taskset -c 0 /tmp/st/twelve-$s serve --listen 127.0.0.1:$p --cpus 0 >/dev/null 2>&1 & PID[$s]=$!; PORT[$s]=$p; done
+for s in a b c; do p=$((8200 + $(printf '%d' "'$s") - 96)); taskset -c 0 "$ST/twelve-$s" serve --listen 127.0.0.1:$p --cpus 0 >/dev/null 2>&1 & PID[$s]=$!; PORT[$s]=$p; done
 trap 'kill ${PID[a]} ${PID[b]} ${PID[c]} 2>/dev/null; $SH/cpu-quota.sh off 1 >/dev/null 2>&1 || true' EXIT
 sleep 1
 H=(-H 'Host: localhost' -H 'Accept: application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' -H 'Connection: keep-alive')

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# soft.sh NAME... (bench/runs/2026-11-26-softirq): each server capped at 50% on CPU 0, gcannon -c512 baseline 5 s on CPU 1;
+# bench/tools/softirq.sh NAME... (bench/runs/2026-11-26-softirq): each server capped at 50% on CPU 0, gcannon -c512 baseline 5 s on CPU 1;
 # server CPU, ksoftirqd/0 and /1 CPU, and /proc/stat softirq+system of cpu0 over the run.
+# NAME: twelve, twelve-uring (the httparena example, HA), libreactorng, ringzero, rust-epoll
+# (HttpArena's engines in ARENA_BIN, bench/peers/arena/README.md). Env: ARENA_BIN=/tmp/peers/httparena
+# GCANNON=$ARENA_BIN/gcannon HA=<the workspace's target/bench-bin/examples/httparena> CONNS=512 D=5
 set -euo pipefail
-SH=/work/shared/bench; R=$SH/arena/requests; G=/tmp/peers/httparena/gcannon
-HA=/work/main/target/bench-bin/examples/httparena
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SH=$ROOT/bench; R=$SH/peers/arena/requests; AB=${ARENA_BIN:-/tmp/peers/httparena}; G=${GCANNON:-$AB/gcannon}
+HA=${HA:-$ROOT/target/bench-bin/examples/httparena}
 CONNS=${CONNS:-512}; D=${D:-5}
 kt() { local p; p=$(pgrep -x "ksoftirqd/$1"); awk '{print $14+$15}' /proc/$p/stat; }
 # cpu0's user+nice, system, irq and softirq ticks from /proc/stat (fields 2-3, 4, 7, 8).
@@ -12,9 +16,9 @@ for name in "$@"; do
   case $name in
     twelve) port=8094; taskset -c 0 $HA 127.0.0.1:$port >/dev/null 2>&1 & ;;
     twelve-uring) port=8096; TWELVE_IO=uring taskset -c 0 $HA 127.0.0.1:$port >/dev/null 2>&1 & ;;
-    libreactorng) port=8093; PORT=8093 taskset -c 0 /tmp/peers/httparena/libreactorng >/dev/null 2>&1 & ;;
-    ringzero) port=8092; PORT=8092 taskset -c 0 /tmp/peers/httparena/ringzero 1 >/dev/null 2>&1 & ;;
-    rust-epoll) port=8091; PORT=8091 taskset -c 0 /tmp/peers/httparena/rust-epoll >/dev/null 2>&1 & ;;
+    libreactorng) port=8093; PORT=8093 taskset -c 0 $AB/libreactorng >/dev/null 2>&1 & ;;
+    ringzero) port=8092; PORT=8092 taskset -c 0 $AB/ringzero 1 >/dev/null 2>&1 & ;;
+    rust-epoll) port=8091; PORT=8091 taskset -c 0 $AB/rust-epoll >/dev/null 2>&1 & ;;
   esac
   sleep 1
   pids=$(ss -Hltnp "sport = :$port" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u)

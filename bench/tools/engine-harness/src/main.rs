@@ -1,20 +1,3 @@
-=== Cargo.toml
-[package]
-name = "arena-harness"
-version = "0.1.0"
-edition = "2024"
-
-[dependencies]
-twelve-engine = { path = "/work/main/crates/engine" }
-
-[profile.release]
-lto = "fat"
-codegen-units = 1
-panic = "abort"
-debug = 1
-
-[workspace]
-=== src/main.rs
 //! Instructions per pipelined request of HttpArena's pipelined profile (16 x GET /pipeline
 //! with Host only per read) or one baseline shape, fed to one Conn through the bench hook.
 use twelve_engine::apps::{httparena, techempower};
@@ -38,14 +21,3 @@ fn main() {
     for _ in 0..rounds { total += bench.feed(std::hint::black_box(&batch)); }
     println!("{total}");
 }
-=== count.sh
-#!/usr/bin/env bash
-# count.sh SHAPE [SRC] -> instructions per request
-set -euo pipefail
-cd /tmp/ah
-CARGO_TARGET_DIR=/tmp/ah/target RUSTFLAGS="-C target-cpu=x86-64-v3" cargo build -q --release
-B=/tmp/ah/target/release/arena-harness
-P=${1:-pipeline}
-t() { valgrind --tool=callgrind --callgrind-out-file=/tmp/ah/out-$1-$P "$B" "$1" "$P" >/dev/null 2>&1; awk '/^summary:|^totals:/{print $2; exit}' /tmp/ah/out-$1-$P; }
-a=$(t 100); b=$(t 1000)
-awk -v a="$a" -v b="$b" 'BEGIN{printf "%.1f instructions per request (%d, %d)\n", (b-a)/14400, a, b}'

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# segments.sh BIN - TCP segments per request between wrk and an uncapped `twelve serve` (CPU 0,
+# bench/tools/segments.sh BIN - TCP segments per request between wrk and an uncapped `twelve serve` (CPU 0,
 # one worker; wrk on CPU 1, -c256, 4 s): keep-alive GET /json, then /plaintext pipelined 16.
 # Both ends are on this host, so nstat's TcpOutSegs counts the client's segments and the
 # server's: 2 per request is one request and one response, and anything above is pure ACKs
-# or window updates. Stops the server it starts, by PID.
+# or window updates (bench/runs/2026-11-26-segments). Stops the server it starts, by PID.
 set -euo pipefail
 BIN=${1:?usage: segments.sh BIN}; PORT=8099
-SHARED=${SHARED:-$(cd "$(dirname "$0")/../../../.." && pwd)/shared}/bench
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 taskset -c 0 "$BIN" serve --listen "127.0.0.1:$PORT" --cpus 0 > /dev/null 2>&1 &
 SP=$!
 trap 'kill $SP; wait $SP 2>/dev/null' EXIT
@@ -17,7 +17,7 @@ for mode in json pipelined; do
   if [ $mode = json ]; then
     taskset -c 1 wrk -t1 -c256 -d4s "http://127.0.0.1:$PORT/json" > "$OUT"
   else
-    taskset -c 1 wrk -t1 -c256 -d4s -s "$SHARED/pipeline.lua" "http://127.0.0.1:$PORT/plaintext" -- 16 > "$OUT"
+    taskset -c 1 wrk -t1 -c256 -d4s -s "$ROOT/bench/pipeline.lua" "http://127.0.0.1:$PORT/plaintext" -- 16 > "$OUT"
   fi
   n=$(awk '/requests in/{print $1}' "$OUT")
   echo "== $mode: $n requests"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# ab.sh OLD NEW [ROUNDS] - twelve bench's client CPU per request, connection per request over TLS
+# bench/tools/tls-store-ab.sh OLD NEW [ROUNDS] - twelve bench's client CPU per request, connection per request over TLS
 # (--close, resumption on, -c64, 6 s) against one server on CPU 0, uncapped: nginx
 # (bench/nginx-tls.conf, one worker) or, with SERVER=twelve, NEW's `twelve serve --tls-cert`
 # (one worker). Two twelve binaries as the client, interleaved (OLD NEW OLD NEW ...) on CPU 1;
-# one row per run. Stops what it starts by PID.
+# one row per run. Stops what it starts by PID. Made for bench/runs/2026-11-26-tls-tickets.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OLD=$1; NEW=$2; ROUNDS=${3:-5}; PORT=8444
 PKI=$(mktemp -d /tmp/twelve-tls-ab.XXXXXX)
 "$ROOT/bench/tls-pki.sh" "$PKI"

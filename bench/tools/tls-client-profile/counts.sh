@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # cmd and comm are set by client_cmd (client-cmd.sh)
 # counts.sh NAME WORKLOAD [D]: syscalls per request (perf stat on the client process), wakeups of nginx
 # and of the client (system-wide sched_wakeup by wakee comm), TCP segments on loopback (nstat, both sides).
 set -euo pipefail
 ulimit -n "$(ulimit -Hn)"
 name=$1; wl=$2; D=${3:-3}
+# shellcheck source=client-cmd.sh
 . "$(dirname "$0")/client-cmd.sh"
 client_cmd "$name" "$wl" "$D"
 out=/tmp/tlsprof/counts/$wl-$name

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# ab.sh OLD NEW [ROUNDS] - two twelve binaries as TLS clients, and wrk beside them, against one
+# bench/tools/tls-provider-ab.sh OLD NEW [ROUNDS] - two twelve binaries as TLS clients, and wrk beside them, against one
 # uncapped nginx (bench/nginx-tls.conf, one worker) on CPU 0; each client on CPU 1, -c64, 6 s,
 # interleaved (OLD NEW wrk OLD NEW wrk ...); one row per run: its CPU per request.
 # MODE=close-noverify (default: a new connection per request, no resumption, no chain
 # verification: what wrk does), close (resumption on, --cacert), json (keep-alive).
-# Stops what it starts by PID.
+# Stops what it starts by PID. Made for bench/runs/2026-11-26-aws-lc; bench/tls-client-ab.sh is its
+# general form, with h2load beside wrk.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OLD=$1; NEW=$2; ROUNDS=${3:-5}; PORT=8444; MODE=${MODE:-close-noverify}
 . "$ROOT/bench/tls-nginx.sh"
 start_tls_nginx "$ROOT" "$PORT"

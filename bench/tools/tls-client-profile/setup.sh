@@ -3,10 +3,10 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PKI=/tmp/tlsprof/pki
-cd $PKI
-"$HERE/../../../tls-pki.sh" "$PKI"
+mkdir -p "$PKI" && cd "$PKI"
+"$HERE/../../tls-pki.sh" "$PKI"
 sed -e "s|@DIR@|$PKI|g" -e "s|@CERT@|$PKI/chain.pem|" -e "s|@KEY@|$PKI/key.pem|" \
-  -e "s|@PORT@|8444|" /work/main/bench/nginx-tls.conf > "$PKI/nginx.conf"
+  -e "s|@PORT@|8444|" "$HERE/../../nginx-tls.conf" > "$PKI/nginx.conf"
 ulimit -n "$(ulimit -Hn)"
 taskset -c 0 nginx -p "$PKI" -e "$PKI/error.log" -c "$PKI/nginx.conf" > $PKI/nginx.out 2>&1 &
 echo $! > $PKI/nginx.master.pid
