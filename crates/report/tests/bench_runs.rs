@@ -305,7 +305,7 @@ fn raw_samples_are_packed_per_run() {
     }
     assert!(
         report.is_empty(),
-        "pack each run's raw/ folders as bench/runs/INDEX.md says:\n{}",
+        "pack each run's raw/ folders with bench/tools/pack-raw.sh RUN_DIR:\n{}",
         report.join("\n")
     );
 }
