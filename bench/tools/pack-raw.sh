@@ -3,8 +3,8 @@
 # plain-c64/raw/, ...) into RUN_DIR/raw.tar.xz, with paths relative to the run's folder, then
 # removes the loose folders once the archive lists every file they held. Names sorted, times,
 # owners and xz's blocks fixed, so the same files give the same bytes. bench/runs/INDEX.md says
-# how to unpack; run this on a new run before committing it (bench/runs/.gitignore keeps raw/
-# folders out of commits).
+# how to unpack; run this on a new run before committing it (crates/report/tests/bench_runs.rs
+# refuses a raw/ folder under bench/runs).
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: bench/tools/pack-raw.sh RUN_DIR..." >&2; exit 2; }
 for dir in "$@"; do
