@@ -244,7 +244,6 @@ fn start_error(e: StartError, config: &Config) -> anyhow::Error {
             format!("--io uring or --cpus {} (CPU {cpu})", config.cpus)
         }
         StartError::Worker { cpu, .. } => format!("--cpus {} (CPU {cpu})", config.cpus),
-        StartError::TlsNeedsEpoll => "--io uring with --tls-cert".to_owned(),
         _ => "--listen/--cpus".to_owned(),
     };
     anyhow::Error::new(e).context(flag)

@@ -160,17 +160,9 @@ impl Conn {
         self.phase == Phase::Idle && !self.has_output()
     }
 
-    /// Nothing for `pump` to do but wait: idle, no bytes held, nothing to send, not closing,
-    /// reading not held back. `pump` would make no syscall and return `Verdict::Open`.
-    pub(crate) fn settled(&self) -> bool {
-        self.phase == Phase::Idle
-            && self.read.is_empty()
-            && !self.has_output()
-            && !self.closing
-            && !self.unread
-    }
-
-    fn has_output(&self) -> bool {
+    /// Response bytes or a file range are still to be sent.
+    #[inline]
+    pub(crate) fn has_output(&self) -> bool {
         self.sent < self.write.len() || self.file.is_some()
     }
 
@@ -181,14 +173,22 @@ impl Conn {
     /// The buffer to `recv` into (bytes go to its spare capacity), or `None` when the
     /// connection must not read now (closed, EOF seen, or backpressure).
     pub(crate) fn read_buf(&mut self, ctx: &mut Ctx) -> Option<&mut Vec<u8>> {
+        self.prepare_read(ctx).then_some(&mut self.read)
+    }
+
+    /// Whether the connection reads now; if so, its read buffer ([`Conn::read_vec`]) has at
+    /// least [`MIN_READ_SPACE`] of spare capacity. `false` when closed, at EOF, or held back
+    /// (backpressure: then [`Conn::unread`] is set).
+    #[inline]
+    pub(crate) fn prepare_read(&mut self, ctx: &mut Ctx) -> bool {
         if self.phase == Phase::Closed || self.eof {
-            return None;
+            return false;
         }
         if self.phase != Phase::Linger
             && (self.closing || self.file.is_some() || self.pending() > ctx.high_water)
         {
             self.unread = true;
-            return None;
+            return false;
         }
         if self.read.capacity() == 0 {
             self.read = ctx.pool.take();
@@ -197,16 +197,18 @@ impl Conn {
             let grow = self.read.capacity().max(4096);
             self.read.reserve(grow);
         }
-        Some(&mut self.read)
+        true
     }
 
-    /// Lends the read buffer (prepared as by [`Conn::read_buf`]) to a batched `recv`; it must
-    /// come back through [`Conn::restore_read`] before any other call on this connection.
-    pub(crate) fn lend_read(&mut self, ctx: &mut Ctx) -> Option<Vec<u8>> {
-        self.read_buf(ctx).map(std::mem::take)
+    /// The read buffer, after [`Conn::prepare_read`] said yes: bytes go to its spare capacity,
+    /// then [`Conn::on_read`].
+    #[inline]
+    pub(crate) fn read_vec(&mut self) -> &mut Vec<u8> {
+        &mut self.read
     }
 
-    /// Takes back the buffer of [`Conn::lend_read`], the bytes received appended.
+    /// Takes back the read buffer a batched `recv` took out of [`Conn::read_vec`], the bytes
+    /// received appended; it must come back before any other call on this connection.
     pub(crate) fn restore_read(&mut self, buf: Vec<u8>) {
         self.read = buf;
     }

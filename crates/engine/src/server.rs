@@ -62,8 +62,6 @@ pub enum StartError {
         /// The error.
         source: std::io::Error,
     },
-    /// TLS (`Config::tls`) was asked of the io_uring backend, which does not terminate it.
-    TlsNeedsEpoll,
 }
 
 impl fmt::Display for StartError {
@@ -78,7 +76,6 @@ impl fmt::Display for StartError {
             Self::Listen { addr, .. } => write!(f, "cannot listen on {addr}"),
             Self::Root { path, .. } => write!(f, "cannot serve files from {}", path.display()),
             Self::Worker { cpu, .. } => write!(f, "cannot start the worker on CPU {cpu}"),
-            Self::TlsNeedsEpoll => f.write_str("TLS runs on the epoll backend only"),
             Self::Inherited { worker, .. } => {
                 write!(f, "unusable inherited listener for worker {worker}")
             }
@@ -162,7 +159,7 @@ impl Server {
             Some(given) => adopt_listeners(given, cpus.len())?,
         };
         // The handle keeps its own descriptors of the sockets until shutdown, to hand them on.
-        let (io, io_fallback) = choose_backend(config.io, config.tls.is_some())?;
+        let (io, io_fallback) = choose_backend(config.io);
         let held =
             dup_all(&listeners).map_err(|source| StartError::Inherited { worker: 0, source })?;
         let metrics = Arc::new(ServerMetrics::new(&cpus, config.generation));
@@ -352,22 +349,14 @@ fn generation_line(config: &Config) -> Vec<u8> {
 
 /// The backend workers start with, and why `Auto` fell back to epoll. `Auto` stays `Auto` when
 /// io_uring works here, so a worker whose own ring fails still falls back.
-///
-/// TLS runs on the epoll backend only: `Auto` with TLS is epoll (saying so), `Uring` with
-/// TLS is refused.
-fn choose_backend(io: Backend, tls: bool) -> Result<(Backend, Option<String>), StartError> {
-    Ok(match io {
-        Backend::Uring if tls => return Err(StartError::TlsNeedsEpoll),
-        Backend::Auto if tls => (
-            Backend::Epoll,
-            Some("TLS runs on the epoll backend only".to_owned()),
-        ),
+fn choose_backend(io: Backend) -> (Backend, Option<String>) {
+    match io {
         Backend::Auto => match twelve_sys::uring::ring::probe() {
             Ok(()) => (Backend::Auto, None),
             Err(e) => (Backend::Epoll, Some(format!("io_uring unavailable ({e})"))),
         },
         other => (other, None),
-    })
+    }
 }
 
 /// Starts a worker thread: it pins itself, then reports readiness (with the backend it runs)

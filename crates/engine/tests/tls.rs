@@ -1,7 +1,8 @@
 //! TLS end to end over loopback: an in-process server with a certificate made at test time,
 //! a blocking client on twelve-tls's client session. Keep-alive, resumption, static files,
 //! bad input counted in /metrics, a stalled handshake as a header timeout, certificate reload.
-//! Always on epoll: TLS runs on the epoll backend only (the io_uring pass refuses it).
+//! On the suite's backend (epoll, or io_uring with `TWELVE_TEST_IO=uring`), and once on
+//! io_uring whatever the suite runs on.
 
 mod common;
 
@@ -10,14 +11,13 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
-use twelve_engine::{Backend, Config, Server, StartError};
+use twelve_engine::{Backend, Config};
 use twelve_tls::testing::Pki;
 use twelve_tls::{ClientOptions, ClientTls, Failure, ServerTls, Session};
 
 fn tls_config(pki: &Pki) -> (Config, Arc<ServerTls>) {
     let tls = Arc::new(ServerTls::load(&pki.cert, &pki.key).unwrap());
     let mut c = test_config();
-    c.io = Backend::Epoll;
     c.tls = Some(Arc::clone(&tls));
     (c, tls)
 }
@@ -292,13 +292,28 @@ fn reload_serves_the_new_certificate_and_keeps_open_connections() {
     finish(&s, &fresh);
 }
 
+/// TLS is a layer under the one drive loop, so the io_uring backend terminates it as the
+/// epoll backend does, on the epoll pass of the suite too.
 #[test]
-fn tls_on_the_io_uring_backend_is_refused_by_name() {
+fn tls_on_the_io_uring_backend_serves_keep_alive_and_ends_with_close_notify() {
+    if let Err(e) = Backend::probe_uring() {
+        return twelve_testkit::skip_or_fail(format!("io_uring unavailable here ({e})"));
+    }
     let pki = Pki::new("e2e-uring");
     let (mut config, _) = tls_config(&pki);
     config.io = Backend::Uring;
-    let e = Server::new(config, common::router()).start().err();
-    assert!(matches!(e, Some(StartError::TlsNeedsEpoll)), "{e:?}");
+    let s = TestServer::start_with(config);
+    let mut c = Conn::open(&s, &client(&pki.ca_pem));
+    for _ in 0..3 {
+        assert!(c.get("/", false).ends_with(b"root"));
+    }
+    assert!(c.get("/", true).ends_with(b"root"));
+    c.read_until(|_| false).unwrap();
+    assert!(c.tls.peer_closed());
+    let m = s.wait_for("the close", |m| m.open_conns == 0);
+    assert_eq!((m.requests, m.tls_handshakes), (4, 1));
+    assert!(m.tls_failures.is_empty(), "{m:?}");
+    finish(&s, &pki);
 }
 
 #[test]

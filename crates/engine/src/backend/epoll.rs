@@ -6,19 +6,21 @@
 //! (`sk_stream_write_space` wakes only with `SOCK_NOSPACE` set), so keeping it registered
 //! costs nothing on the fast path and saves two `epoll_ctl` calls per partial send.
 //!
-//! When one wait reports several connections, their `recv`s go to the kernel as one batch
-//! and, once every request of the batch is answered, their `send`s as another
-//! ([`Batch`], one `io_uring_enter` each): with N connections ready that is
-//! 2 syscalls instead of 2N. Whatever a batch leaves to do (a full read buffer, a partial
-//! send, a file body, a shutdown) goes through [`pump`] as a lone connection would. Where
-//! io_uring is unavailable every connection goes through [`pump`].
+//! Each ready connection runs one [`Drive`], each operation a syscall ([`drive::run`]). When
+//! one wait reports several connections, the `recv`s their drives want first go to the kernel
+//! as one batch and, once every request of the batch is answered, the `send`s they want next
+//! as another ([`Batch`], one `io_uring_enter` each): with N connections
+//! ready that is 2 syscalls instead of 2N. Whatever a drive wants after that (to read on
+//! after a full buffer, the rest of a partial send, a file body, a shutdown) it gets with a
+//! syscall, as a lone connection would. Where io_uring is unavailable no drive is batched.
 
 use super::deadlines::{self, Timers};
+use super::drive::{self, Drive, Want};
 use super::slab::Slab;
 use super::tls::{self, TlsIo};
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
-use super::{Received, Sent, Socket, Verdict, after_recv, after_send, pump, reads_first};
-use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
+use super::{Socket, Verdict};
+use crate::conn::{Conn, Ctx, TimeoutsMs};
 use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
 use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
 use rustix::io::Errno;
@@ -81,18 +83,19 @@ struct Worker {
     timers: Timers,
     gate: Gate,
     clock: Clock,
-    /// `None` where io_uring is unavailable: every connection then goes through [`pump`].
+    /// `None` where io_uring is unavailable: no drive is batched then.
     batch: Option<Batch>,
     /// Connections reported ready by the last wait, with whether they are readable.
     ready: Vec<(u64, bool)>,
-    /// A batch's operations and, for each, its connection and the read space it offered.
+    /// A batch's operations and, for each, its connection, its drive and the read space it
+    /// offered (a `recv`) or its place in `drives` (a `send`).
     ops: Vec<Op>,
-    op_tokens: Vec<(u64, usize)>,
-    /// Connections a batch handled, each with whether it must read again, for [`pump`].
-    finish: Vec<(u64, bool)>,
+    op_drives: Vec<(u64, Drive, usize)>,
+    /// The drives of the connections a batch handled, to finish once its sends are done.
+    drives: Vec<(u64, Drive)>,
     /// The ciphertext receive buffer every TLS connection of the worker borrows in turn.
     tls_scratch: Vec<u8>,
-    /// The server's counters, held apart from `setup.ctx` (which `pump` borrows mutably) so
+    /// The server's counters, held apart from `setup.ctx` (which a drive borrows mutably) so
     /// the TLS layer can count handshakes as they complete.
     all_metrics: Arc<ServerMetrics>,
 }
@@ -105,7 +108,7 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
     };
     ready(Ok(()));
     let clock = Clock::start();
-    // TLS connections go through `pump` one by one: a batch lends `Conn`'s plaintext buffers
+    // TLS connections run their drives one by one: a batch lends `Conn`'s plaintext buffers
     // straight to the kernel, with no TLS layer between. A worker with plain listeners too
     // batches their connections still.
     let plain_listeners = (0..setup.listeners.len()).any(|i| setup.tls_for(i).is_none());
@@ -124,8 +127,8 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         batch,
         ready: Vec::new(),
         ops: Vec::new(),
-        op_tokens: Vec::new(),
-        finish: Vec::new(),
+        op_drives: Vec::new(),
+        drives: Vec::new(),
         tls_scratch: Vec::new(),
     };
     w.run();
@@ -231,108 +234,124 @@ impl Worker {
         self.ready.clear();
     }
 
-    /// One batched `recv` for every connection that reads, the requests answered, one batched
-    /// `send` of every response, then [`pump`] for whatever is left (usually nothing, and no
-    /// syscall). Each result is applied by the rules `pump` applies its own with
-    /// ([`after_recv`], [`after_send`]).
+    /// The drives of the ready connections, taken through io_uring together: one batched
+    /// `recv` for every drive that wants one, the requests answered, one batched `send` of
+    /// every response, then each drive finished with a syscall per operation (usually none:
+    /// it only finds out that the connection waits).
     fn drive_batch(&mut self, batch: &mut Batch, ready: &[(u64, bool)], now: u64) {
-        let mut finish = std::mem::take(&mut self.finish);
-        self.batch_recv(batch, ready, now, &mut finish);
-        self.batch_send(batch, &finish, now);
-        for &(token, read_again) in &finish {
-            // What `pump` would conclude, without running it: keep waiting.
-            if !read_again && self.slab.get(token).is_some_and(|l| l.conn.settled()) {
+        let mut drives = std::mem::take(&mut self.drives);
+        self.batch_recv(batch, ready, now, &mut drives);
+        self.batch_send(batch, &mut drives, now);
+        for &(token, mut drive) in &drives {
+            // A batch holds plain connections only, whose flush is no syscall: take it here,
+            // and a drive that then only waits needs nothing more than its timer.
+            if let Some(live) = self.slab.get(token)
+                && matches!(drive.want(&mut live.conn, &mut self.setup.ctx), Want::Flush)
+            {
+                drive.flushed(&mut live.conn, Ok(()), now, &mut self.setup.ctx);
+            }
+            if drive.waits() {
                 self.sync_timer(token);
             } else {
-                self.drive(token, read_again, now);
+                self.drive_on(token, drive, now);
             }
         }
-        finish.clear();
-        self.finish = finish;
+        drives.clear();
+        self.drives = drives;
     }
 
-    /// The batch's `recv`s: one for each ready connection that reads first (see
-    /// [`reads_first`]). Pushes every connection still open to `finish`, with whether
-    /// [`pump`] must read again; a failed socket is closed here.
+    /// Starts a drive for each ready connection and takes every first `recv` they want into
+    /// one batch. Pushes every connection still open to `drives`; a failed socket is closed.
     fn batch_recv(
         &mut self,
         batch: &mut Batch,
         ready: &[(u64, bool)],
         now: u64,
-        finish: &mut Vec<(u64, bool)>,
+        drives: &mut Vec<(u64, Drive)>,
     ) {
         let mut ops = std::mem::take(&mut self.ops);
-        let mut tokens = std::mem::take(&mut self.op_tokens);
+        let mut pending = std::mem::take(&mut self.op_drives);
         let ctx = &mut self.setup.ctx;
         for &(token, readable) in ready {
             let Some(live) = self.slab.get(token) else {
                 continue;
             };
-            if reads_first(&live.conn, readable)
-                && let Some(buf) = live.conn.lend_read(ctx)
-            {
-                tokens.push((token, buf.capacity() - buf.len()));
-                ops.push(Op::new(live.fd.as_raw_fd(), buf, 0));
-            } else {
-                finish.push((token, readable));
+            let mut drive = Drive::start(&live.conn, readable);
+            match drive.want(&mut live.conn, ctx) {
+                Want::Recv(buf) => {
+                    // Lent to the kernel with the batch, given back below.
+                    let buf = std::mem::take(buf);
+                    pending.push((token, drive, buf.capacity() - buf.len()));
+                    ops.push(Op::new(live.fd.as_raw_fd(), buf, 0));
+                }
+                _ => drives.push((token, drive)),
             }
         }
         batch.recv(&mut ops);
-        for (op, &(token, space)) in ops.drain(..).zip(&tokens) {
+        for (op, &(token, mut drive, space)) in ops.drain(..).zip(&pending) {
             let Some(live) = self.slab.get(token) else {
                 continue;
             };
             live.conn.restore_read(op.buf);
             let ctx = &mut self.setup.ctx;
-            match after_recv(&mut live.conn, op.result, space, now, ctx) {
-                Received::More => finish.push((token, true)),
-                Received::Done => finish.push((token, false)),
-                Received::Failed => {
-                    self.metrics().resets.inc();
-                    self.close(token);
-                }
+            drive.received(&mut live.conn, op.result, space, now, ctx);
+            if drive == Drive::RESET {
+                self.metrics().resets.inc();
+                self.close(token);
+            } else {
+                drives.push((token, drive));
             }
         }
-        tokens.clear();
-        (self.ops, self.op_tokens) = (ops, tokens);
+        pending.clear();
+        (self.ops, self.op_drives) = (ops, pending);
     }
 
-    /// The batch's `send`s: one for each connection of `finish` with response bytes due.
-    /// What a send leaves (a partial send, EAGAIN, a file body) is `pump`'s; a failed socket
-    /// is closed here.
-    fn batch_send(&mut self, batch: &mut Batch, finish: &[(u64, bool)], now: u64) {
+    /// Takes the `send` of every drive that wants one next into one batch. A drive that
+    /// wants anything else (to read on after a full buffer, a file range, a shutdown) is
+    /// left to finish on its own; a failed socket is closed.
+    fn batch_send(&mut self, batch: &mut Batch, drives: &mut [(u64, Drive)], now: u64) {
         let mut ops = std::mem::take(&mut self.ops);
-        let mut tokens = std::mem::take(&mut self.op_tokens);
-        for &(token, _) in finish {
-            // A closed connection (timed out) sends nothing more, as in `pump`.
-            if let Some(live) = self.slab.get(token)
-                && live.conn.phase() != Phase::Closed
+        let mut sending = std::mem::take(&mut self.op_drives);
+        let ctx = &mut self.setup.ctx;
+        for (i, (token, drive)) in drives.iter_mut().enumerate() {
+            let Some(live) = self.slab.get(*token) else {
+                continue;
+            };
+            if matches!(drive.want(&mut live.conn, ctx), Want::Send(_))
                 && let Some((buf, start)) = live.conn.lend_write()
             {
-                tokens.push((token, 0));
+                sending.push((*token, *drive, i));
                 ops.push(Op::new(live.fd.as_raw_fd(), buf, start));
             }
         }
         batch.send(&mut ops);
-        for (op, &(token, _)) in ops.drain(..).zip(&tokens) {
+        for (op, &(token, mut drive, i)) in ops.drain(..).zip(&sending) {
             let Some(live) = self.slab.get(token) else {
                 continue;
             };
             live.conn.restore_write(op.buf);
-            match after_send(&mut live.conn, op.result, now, &mut self.setup.ctx) {
-                Sent::More | Sent::Blocked | Sent::Truncated => {}
-                Sent::Failed => {
-                    self.metrics().resets.inc();
-                    self.close(token);
-                }
+            drive.sent(&mut live.conn, op.result, now, &mut self.setup.ctx);
+            if drive == Drive::RESET {
+                self.metrics().resets.inc();
+                self.close(token);
             }
+            drives[i].1 = drive;
         }
-        tokens.clear();
-        (self.ops, self.op_tokens) = (ops, tokens);
+        sending.clear();
+        (self.ops, self.op_drives) = (ops, sending);
     }
 
-    /// Runs one connection and applies the verdict.
+    /// Runs one connection from the start of a drive and applies the verdict.
     fn drive(&mut self, token: u64, readable: bool, now: u64) {
+        let Some(live) = self.slab.get(token) else {
+            return;
+        };
+        let drive = Drive::start(&live.conn, readable);
+        self.drive_on(token, drive, now);
+    }
+
+    /// Carries `drive` through with a syscall per operation and applies the verdict.
+    fn drive_on(&mut self, token: u64, drive: Drive, now: u64) {
         let Some(live) = self.slab.get(token) else {
             return;
         };
@@ -340,17 +359,17 @@ impl Worker {
         let socket = Socket(live.fd.as_fd());
         let (verdict, tls_failed) = match live.tls.as_deref_mut() {
             None => (
-                pump(&mut live.conn, &mut { socket }, readable, now, ctx),
+                drive::run(drive, &mut live.conn, &mut { socket }, now, ctx),
                 false,
             ),
             Some(session) => {
                 let m = self.all_metrics.worker(ctx.me);
                 let held = session.pending_out();
                 let mut io = TlsIo::new(session, socket, &mut self.tls_scratch, m);
-                let verdict = pump(&mut live.conn, &mut io, readable, now, ctx);
+                let verdict = drive::run(drive, &mut live.conn, &mut io, now, ctx);
                 let after = session.pending_out();
                 live.held_since_ms = tls::held_since(live.held_since_ms, held, after, now);
-                let failed = tls_books(&mut live.conn, session, verdict, now, m);
+                let failed = tls::books(&mut live.conn, session, verdict, now, m);
                 (verdict, failed)
             }
         };
@@ -488,28 +507,6 @@ impl Worker {
             return;
         }
         worker::close_idle(self);
-    }
-}
-
-/// The books a TLS connection keeps after a run of `pump`: a handshake that completed ends
-/// the connection's handshake timer (the TLS layer counted it); a failure is counted by kind
-/// once the connection is being closed. Returns whether a failure was counted.
-fn tls_books(
-    conn: &mut Conn,
-    session: &Session,
-    verdict: Verdict,
-    now: u64,
-    m: &WorkerMetrics,
-) -> bool {
-    if conn.is_handshaking() && !session.is_handshaking() {
-        conn.handshake_done(now);
-    }
-    match session.failure() {
-        Some(f) if verdict != Verdict::Open => {
-            m.tls_failure(f);
-            true
-        }
-        _ => false,
     }
 }
 

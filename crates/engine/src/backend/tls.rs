@@ -12,7 +12,7 @@
 //!
 //! [`pump`]: super::pump
 
-use super::Io;
+use super::{Io, Verdict};
 use crate::conn::{Conn, TimeoutsMs};
 use crate::metrics::{TimeoutKind, WorkerMetrics};
 use rustix::io::Errno;
@@ -196,7 +196,8 @@ impl<I: Io> Io for TlsIo<'_, I> {
         loop {
             let out = self.session.outgoing();
             if out.is_empty() {
-                return Ok(());
+                // The socket below may still hold a send of its own (io_uring's in flight).
+                return self.inner.flush();
             }
             match self.inner.send(out) {
                 Ok(n) => self.session.sent(n),
@@ -227,6 +228,28 @@ impl<I: Io> TlsIo<'_, I> {
             return Err(e);
         }
         Ok(())
+    }
+}
+
+/// The books a TLS connection keeps after a run of its drive: a handshake that completed ends
+/// the connection's handshake timer (the TLS layer counted it); a failure is counted by kind
+/// once the connection is being closed. Returns whether a failure was counted.
+pub(crate) fn books(
+    conn: &mut Conn,
+    session: &Session,
+    verdict: Verdict,
+    now: u64,
+    m: &WorkerMetrics,
+) -> bool {
+    if conn.is_handshaking() && !session.is_handshaking() {
+        conn.handshake_done(now);
+    }
+    match session.failure() {
+        Some(f) if verdict != Verdict::Open => {
+            m.tls_failure(f);
+            true
+        }
+        _ => false,
     }
 }
 

@@ -6,9 +6,10 @@
 //! submits every send and re-arm queued since the last turn and waits (until the timer wheel's
 //! next deadline) for completions. The completions of a turn are applied first (received bytes
 //! go straight into the connection's read buffer and are answered), then every connection
-//! touched is advanced once, so the responses of everything a turn received go out in one
-//! `send` per connection: the same rules as [`pump`](super::pump), with a submission where
-//! `pump` makes a syscall.
+//! touched runs one [`Drive`], so the responses of everything a turn received go out in one
+//! `send` per connection. The drive's operations are carried out here: `Recv` takes what the
+//! receive delivered and the connection could not take yet (the `stash`; "would block" when
+//! there is none), `Send` is a submission that owns the output buffer, the rest are syscalls.
 //!
 //! Ownership: a send takes the connection's output buffer ([`Conn::lend_write`]) into the
 //! ring until its completion gives it back. While it is away, the connection is not fed: bytes
@@ -19,19 +20,29 @@
 //! submission, no `close(2)` of its own) once the last completion arrived: a descriptor is
 //! never closed while the kernel may still act on its number.
 //!
+//! TLS is the same [`TlsIo`] layer as on epoll, over [`RingIo`]: received ciphertext waits in
+//! the stash for the layer's `recv`, and the layer's ciphertext goes out as a submission of a
+//! copy (the session keeps its own buffer). A shutdown or close waits for the ciphertext in
+//! flight, so the last records and close_notify are not cancelled with the connection.
+//!
 //! Static file bodies still use `sendfile(2)` (nonblocking) with a one-shot `POLLOUT` poll
 //! through the ring when the socket is full.
 
 use super::deadlines::{self, Timers};
+use super::drive::{self, Drive, Sent, Want, after_send};
 use super::slab::Slab;
+use super::tls::{self, TlsIo};
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
-use super::{Io, SENDFILE_CHUNK, Sent, Socket, after_send, after_sendfile};
-use crate::conn::{Conn, Ctx, Next, Output, Phase, TimeoutsMs};
-use crate::metrics::{TimeoutKind, WorkerMetrics};
+use super::{Io, Socket, Verdict};
+use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
+use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
 use rustix::io::Errno;
-use std::os::fd::{AsFd, OwnedFd};
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
 use std::time::Duration;
 use twelve_sys::uring::ring::{Completion, OpId, Outcome, Ring};
+use twelve_tls::Session;
 
 /// Tag of the wake-up eventfd's poll.
 const WAKE: u64 = u64::MAX;
@@ -61,13 +72,30 @@ struct Live {
     ops: u32,
     /// Bytes received that the connection has not taken yet (empty, no capacity, normally).
     stash: Vec<u8>,
-    /// The peer's EOF arrived; it reaches the connection after the stash.
+    /// The peer's EOF arrived; it reaches the connection after the stash (`eof_told`).
     eof: bool,
     eof_told: bool,
     /// Being closed: operations cancelled, the fd dropped when `ops` reaches 0.
     closing: bool,
     /// Queued in the turn's list of connections to advance.
     touched: bool,
+    /// The TLS layer, on a TLS listener.
+    tls: Option<Box<Tls>>,
+}
+
+/// A TLS connection's session and the ciphertext it has in the ring.
+struct Tls {
+    session: Session,
+    /// Ciphertext lent to the ring while a send is in flight (`out[start..]` unsent), kept
+    /// for the next one otherwise.
+    out: Vec<u8>,
+    start: usize,
+    /// When the ciphertext the session holds last moved (see [`tls::held_since`]).
+    held_since_ms: u64,
+    /// Once the ciphertext in flight is out: shut the write side down.
+    shut_after: bool,
+    /// Once the ciphertext is out: close, counting a reset if `true`.
+    close_after: Option<bool>,
 }
 
 impl Tracked for Live {
@@ -85,13 +113,20 @@ impl Tracked for Live {
             None
         } else if self.sending {
             Some((self.send_at_ms.saturating_add(t.send), TimeoutKind::Send))
+        } else if let Some(tls) = &self.tls {
+            tls::deadline(&self.conn, &tls.session, tls.held_since_ms, t)
         } else {
             self.conn.deadline(t)
         }
     }
 
     fn at_rest(&self) -> bool {
-        !self.sending && !self.closing
+        !self.sending
+            && !self.closing
+            && self
+                .tls
+                .as_ref()
+                .is_none_or(|t| t.session.pending_out() == 0 && t.close_after.is_none())
     }
 }
 
@@ -106,6 +141,11 @@ struct Worker {
     clock: Clock,
     completions: Vec<Completion>,
     touched: Vec<u64>,
+    /// The ciphertext receive buffer every TLS connection of the worker borrows in turn.
+    tls_scratch: Vec<u8>,
+    /// The server's counters, held apart from `setup.ctx` (which a drive borrows mutably) so
+    /// the TLS layer can count handshakes as they complete.
+    all_metrics: Arc<ServerMetrics>,
 }
 
 /// The ring a worker runs on, created on the worker's thread.
@@ -118,8 +158,11 @@ pub(crate) fn new_ring() -> std::io::Result<Ring> {
 pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Result<()>)) {
     ready(Ok(()));
     let clock = Clock::start();
+    let all_metrics = Arc::clone(&setup.ctx.all_metrics);
     let mut w = Worker {
         ring,
+        all_metrics,
+        tls_scratch: Vec::new(),
         accepts: vec![None; setup.listeners.len()],
         setup,
         slab: Slab::default(),
@@ -239,7 +282,7 @@ impl Worker {
                 *a = None;
             }
             if let Outcome::Accept(r) = c.outcome {
-                self.on_accept(r, now);
+                self.on_accept(r, i, now);
             }
             self.release_if_done_accepting();
             return;
@@ -247,10 +290,10 @@ impl Worker {
         self.on_conn_completion(c, now);
     }
 
-    fn on_accept(&mut self, r: Result<OwnedFd, Errno>, now: u64) {
+    fn on_accept(&mut self, r: Result<OwnedFd, Errno>, i: usize, now: u64) {
         match r {
             Ok(fd) => {
-                self.add_conn(fd, now);
+                self.add_conn(fd, i, now);
                 // An accept already under way when the cancel lands still comes in.
                 let m = self.setup.metrics();
                 if self.gate.fill(self.slab.len(), self.setup.max_conns, m) {
@@ -310,6 +353,17 @@ impl Worker {
                 live.sending = false;
                 if live.closing {
                     ctx.pool.give(buf);
+                } else if let Some(tls) = live.tls.as_deref_mut() {
+                    match tls_sent(tls, r, buf, live.fd.as_fd(), &mut self.ring, token) {
+                        Some(true) => {
+                            // The rest is in flight.
+                            live.ops += 1;
+                            live.sending = true;
+                            live.send_at_ms = now;
+                        }
+                        Some(false) => {}
+                        None => failed = true,
+                    }
                 } else {
                     live.conn.restore_write(buf);
                     // EINTR, EAGAIN and a partial send leave the rest to `advance`.
@@ -336,90 +390,173 @@ impl Worker {
         }
     }
 
-    /// Runs a connection as far as it goes without waiting, following [`pump`]'s rules:
-    /// answer what was received, one send for the batch, then shutdown, close or wait.
-    ///
-    /// [`pump`]: super::pump
+    /// Runs a connection as far as it goes without waiting: one [`Drive`], its operations
+    /// carried out here (see the module doc), then the receive re-armed if it ended.
     fn advance(&mut self, token: u64, now: u64) {
-        let ctx = &mut self.setup.ctx;
         let Some(live) = self.slab.get(token) else {
             return;
         };
         if live.closing {
             return;
         }
-        loop {
-            if live.conn.phase() == Phase::Closed {
-                return self.close(token);
-            }
-            if live.sending {
-                break;
-            }
-            let fed = feed_stash(live, now, ctx);
-            if live.stash.is_empty() {
-                if live.eof && !live.eof_told {
-                    live.eof_told = true;
-                    live.conn.on_eof(ctx);
-                } else if !live.eof {
-                    live.conn.drained(ctx);
+        if live.conn.phase() == Phase::Closed {
+            // Timed out (send, keep-alive, linger): nothing more goes out.
+            return self.close(token);
+        }
+        if !live.sending {
+            let verdict = match live.tls {
+                None => self.run_plain(token, now),
+                Some(_) => self.run_tls(token, now),
+            };
+            match verdict {
+                Verdict::Open => {}
+                Verdict::Close => return self.close(token),
+                Verdict::Reset => {
+                    self.metrics().resets.inc();
+                    return self.close(token);
                 }
-            }
-            match live.conn.output() {
-                Output::Bytes(_) => {
-                    let (buf, start) = live.conn.lend_write().expect("bytes are due");
-                    self.ring.send(live.fd.as_fd(), buf, start, token);
-                    live.ops += 1;
-                    live.sending = true;
-                    live.send_at_ms = now;
-                    break;
-                }
-                Output::File(f, offset, len) => {
-                    let result =
-                        Socket(live.fd.as_fd()).sendfile(f, offset, len.min(SENDFILE_CHUNK));
-                    match after_sendfile(&mut live.conn, result, now, ctx) {
-                        Sent::More => continue,
-                        Sent::Blocked => {
-                            let pollout = rustix::event::PollFlags::OUT.bits() as u32;
-                            self.ring.poll(live.fd.as_fd(), pollout, false, token);
-                            live.ops += 1;
-                            live.sending = true;
-                            live.send_at_ms = now;
-                            break;
-                        }
-                        Sent::Truncated => return self.close(token),
-                        Sent::Failed => {
-                            self.setup.ctx.metrics().resets.inc();
-                            return self.close(token);
-                        }
-                    }
-                }
-                Output::Nothing => {}
-            }
-            if live.conn.after_flush(now, ctx) {
-                continue;
-            }
-            match live.conn.next() {
-                Next::Close => return self.close(token),
-                Next::ShutdownWrite => {
-                    // ENOTCONN here means the peer is already gone: close.
-                    if Socket(live.fd.as_fd()).shutdown_write().is_err() {
-                        return self.close(token);
-                    }
-                    live.conn.write_shut(now, ctx);
-                }
-                Next::Wait if fed && !live.stash.is_empty() => {}
-                Next::Wait => break,
             }
         }
+        let Some(live) = self.slab.get(token) else {
+            return;
+        };
         if live.recv.is_none()
             && !live.eof
             && live.stash.is_empty()
             && live.conn.phase() != Phase::Closed
+            && live.tls.as_ref().is_none_or(|t| t.close_after.is_none())
         {
             live.recv = Some(self.ring.recv_multi(live.fd.as_fd(), token));
             live.ops += 1;
         }
         self.sync_timer(token);
+    }
+
+    /// One drive of a plain connection: answer what was received, one send for the batch,
+    /// then shutdown, close or wait.
+    fn run_plain(&mut self, token: u64, now: u64) -> Verdict {
+        let ctx = &mut self.setup.ctx;
+        let Some(live) = self.slab.get(token) else {
+            return Verdict::Close;
+        };
+        // What the completions delivered went straight to the connection unless it is
+        // stashed. With nothing stashed the socket is as good as drained (a short read), and
+        // the peer's EOF, if it came, is told now, as a `recv` would have returned it.
+        let readable = !live.stash.is_empty();
+        if !readable {
+            if !live.eof {
+                live.conn.drained(ctx);
+            } else if !live.eof_told {
+                live.eof_told = true;
+                live.conn.on_eof(ctx);
+            }
+        }
+        let mut drive = Drive::start(&live.conn, readable);
+        loop {
+            match drive.want(&mut live.conn, ctx) {
+                Want::Recv(buf) => {
+                    let space = buf.capacity() - buf.len();
+                    let result = take_received(&mut live.stash, live.eof, buf);
+                    live.eof_told |= result == Ok(0);
+                    drive.received(&mut live.conn, result, space, now, ctx);
+                }
+                Want::Send(_) => {
+                    let (buf, start) = live.conn.lend_write().expect("bytes are due");
+                    self.ring.send(live.fd.as_fd(), buf, start, token);
+                    live.ops += 1;
+                    live.sending = true;
+                    live.send_at_ms = now;
+                    return Verdict::Open;
+                }
+                Want::SendFile(f, offset, len) => {
+                    let result = Socket(live.fd.as_fd()).sendfile(f, offset, len);
+                    if result == Err(Errno::AGAIN) {
+                        let pollout = rustix::event::PollFlags::OUT.bits() as u32;
+                        self.ring.poll(live.fd.as_fd(), pollout, false, token);
+                        live.ops += 1;
+                        live.sending = true;
+                        live.send_at_ms = now;
+                    }
+                    drive.sent_file(&mut live.conn, result, now, ctx);
+                }
+                Want::Flush => drive.flushed(&mut live.conn, Ok(()), now, ctx),
+                Want::Shutdown => {
+                    let result = Socket(live.fd.as_fd()).shutdown_write();
+                    drive.shut(&mut live.conn, result, now, ctx);
+                }
+                Want::Close => return Verdict::Close,
+                Want::Stop(verdict) => return verdict,
+            }
+        }
+    }
+
+    /// One drive of a TLS connection, through [`TlsIo`] over [`RingIo`]. A close (or a
+    /// failure's alert) with ciphertext still in flight waits for it: `Tls::close_after`.
+    fn run_tls(&mut self, token: u64, now: u64) -> Verdict {
+        let ctx = &mut self.setup.ctx;
+        let Some(live) = self.slab.get(token) else {
+            return Verdict::Close;
+        };
+        let Some(tls) = live.tls.as_deref_mut() else {
+            return Verdict::Close;
+        };
+        let m = self.all_metrics.worker(ctx.me);
+        let Tls {
+            session,
+            out,
+            start,
+            held_since_ms,
+            shut_after,
+            close_after,
+        } = tls;
+        let wire = RingIo {
+            ring: &mut self.ring,
+            fd: live.fd.as_fd(),
+            token,
+            stash: &mut live.stash,
+            eof: live.eof,
+            out,
+            start,
+            shut_after,
+            sending: &mut live.sending,
+        };
+        if let Some(reset) = *close_after {
+            // The ciphertext before the close went out: what the session still holds (its
+            // close_notify, an alert), then the close.
+            let _ = TlsIo::new(session, wire, &mut self.tls_scratch, m).flush();
+            if live.sending {
+                live.ops += 1;
+                live.send_at_ms = now;
+                return Verdict::Open;
+            }
+            return if reset {
+                Verdict::Reset
+            } else {
+                Verdict::Close
+            };
+        }
+        let held = session.pending_out();
+        let was_sending = *wire.sending;
+        let drive = Drive::start(&live.conn, true);
+        let mut io = TlsIo::new(session, wire, &mut self.tls_scratch, m);
+        let verdict = drive::run(drive, &mut live.conn, &mut io, now, ctx);
+        let after = session.pending_out();
+        *held_since_ms = tls::held_since(*held_since_ms, held, after, now);
+        let failed = tls::books(&mut live.conn, session, verdict, now, m);
+        if live.sending && !was_sending {
+            live.ops += 1;
+            live.send_at_ms = now;
+        }
+        match verdict {
+            Verdict::Open => Verdict::Open,
+            // A TLS failure was counted as such, not as a reset.
+            _ if live.sending || session.pending_out() > 0 => {
+                *close_after = Some(verdict == Verdict::Reset && !failed);
+                Verdict::Open
+            }
+            Verdict::Reset if failed => Verdict::Close,
+            v => v,
+        }
     }
 
     /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
@@ -459,11 +596,27 @@ impl Worker {
         }
     }
 
-    fn add_conn(&mut self, fd: OwnedFd, now: u64) {
+    /// A connection accepted on listener `i`.
+    fn add_conn(&mut self, fd: OwnedFd, i: usize, now: u64) {
         self.setup.count_accept(fd.as_fd());
+        let tls = self.setup.tls_for(i).map(|t| {
+            Box::new(Tls {
+                session: t.session(),
+                out: Vec::new(),
+                start: 0,
+                held_since_ms: now,
+                shut_after: false,
+                close_after: None,
+            })
+        });
+        let conn = match tls {
+            Some(_) => Conn::new_tls(now),
+            None => Conn::new(now),
+        };
         let token = self.slab.insert(Live {
             fd,
-            conn: Conn::new(now),
+            conn,
+            tls,
             recv: None,
             sending: false,
             send_at_ms: 0,
@@ -488,13 +641,13 @@ impl Worker {
         // accepts hold their own reference to the socket until their cancellation completes.
         self.setup.ctx.draining = true;
         self.cancel_accepts();
-        for l in std::mem::take(&mut self.setup.listeners) {
+        for (i, l) in std::mem::take(&mut self.setup.listeners).iter().enumerate() {
             loop {
                 match rustix::net::accept_with(
-                    &l,
+                    l,
                     rustix::net::SocketFlags::NONBLOCK | rustix::net::SocketFlags::CLOEXEC,
                 ) {
-                    Ok(fd) => self.add_conn(fd, now),
+                    Ok(fd) => self.add_conn(fd, i, now),
                     Err(Errno::INTR | Errno::CONNABORTED) => {}
                     Err(_) => break,
                 }
@@ -526,27 +679,16 @@ impl Driver for Worker {
 }
 
 /// Hands received bytes to the connection, or keeps them in the stash while it cannot take
-/// them (a send in flight has its output buffer, or it refuses input).
+/// them (a send in flight has its output buffer, or it refuses input). A TLS connection's
+/// ciphertext always waits in the stash for its drive (dropped once it is closing).
 fn deliver(live: &mut Live, bytes: &[u8], now: u64, ctx: &mut Ctx) {
-    let used = if live.sending || !live.stash.is_empty() {
-        0
-    } else {
-        feed(&mut live.conn, bytes, now, ctx)
+    let used = match &live.tls {
+        Some(tls) if tls.close_after.is_some() => return,
+        Some(_) => 0,
+        None if live.sending || !live.stash.is_empty() => 0,
+        None => feed(&mut live.conn, bytes, now, ctx),
     };
     live.stash.extend_from_slice(&bytes[used..]);
-}
-
-/// Feeds the stash; `true` if the connection took any of it.
-fn feed_stash(live: &mut Live, now: u64, ctx: &mut Ctx) -> bool {
-    if live.stash.is_empty() {
-        return false;
-    }
-    let used = feed(&mut live.conn, &live.stash, now, ctx);
-    live.stash.drain(..used);
-    if live.stash.is_empty() {
-        live.stash = Vec::new();
-    }
-    used > 0
 }
 
 /// Copies bytes into the connection's read buffer as far as it takes them, answering each
@@ -563,4 +705,112 @@ fn feed(conn: &mut Conn, bytes: &[u8], now: u64, ctx: &mut Ctx) -> usize {
         used += n;
     }
     used
+}
+
+/// A drive's `recv` on this backend: moves stashed bytes into the spare capacity of `buf`.
+/// With nothing stashed, `EAGAIN` (the receive delivers the rest) or, after the peer's EOF,
+/// 0. A short count means the stash is empty, as a short `recv` means a drained socket.
+fn take_received(stash: &mut Vec<u8>, eof: bool, buf: &mut Vec<u8>) -> Result<usize, Errno> {
+    if stash.is_empty() {
+        return if eof { Ok(0) } else { Err(Errno::AGAIN) };
+    }
+    let n = (buf.capacity() - buf.len()).min(stash.len());
+    buf.extend_from_slice(&stash[..n]);
+    stash.drain(..n);
+    if stash.is_empty() {
+        *stash = Vec::new();
+    }
+    Ok(n)
+}
+
+/// A send of TLS ciphertext completed with `r`, `buf` back from the ring: submits the rest
+/// of it (`Some(true)`), or keeps `buf` for the next send and carries out a shutdown that
+/// waited for it (`Some(false)`). `None`: the socket failed.
+fn tls_sent(
+    tls: &mut Tls,
+    r: Result<usize, Errno>,
+    mut buf: Vec<u8>,
+    fd: BorrowedFd<'_>,
+    ring: &mut Ring,
+    token: u64,
+) -> Option<bool> {
+    let failed = match r {
+        Ok(n) => {
+            tls.start += n;
+            false
+        }
+        Err(Errno::INTR | Errno::AGAIN) => false,
+        Err(_) => true,
+    };
+    if !failed && tls.start < buf.len() {
+        ring.send(fd, buf, tls.start, token);
+        return Some(true);
+    }
+    buf.clear();
+    tls.out = buf;
+    tls.start = 0;
+    if failed {
+        return None;
+    }
+    if std::mem::take(&mut tls.shut_after) {
+        // ENOTCONN: the peer is gone; the lingering read finds out.
+        let _ = Socket(fd).shutdown_write();
+    }
+    Some(false)
+}
+
+/// The socket under a TLS connection's [`TlsIo`] on this backend: `recv` takes the stashed
+/// ciphertext ([`take_received`]); `send` submits a copy of the ciphertext (one send in
+/// flight at a time: `EAGAIN` while it is), and [`Io::flush`] says `EAGAIN` until it is out,
+/// so the drive waits for it; a shutdown waits for it too.
+struct RingIo<'a> {
+    ring: &'a mut Ring,
+    fd: BorrowedFd<'a>,
+    token: u64,
+    stash: &'a mut Vec<u8>,
+    eof: bool,
+    /// `Tls::out`, `Tls::start`, `Tls::shut_after`, `Live::sending`.
+    out: &'a mut Vec<u8>,
+    start: &'a mut usize,
+    shut_after: &'a mut bool,
+    sending: &'a mut bool,
+}
+
+impl Io for RingIo<'_> {
+    fn recv(&mut self, buf: &mut Vec<u8>) -> Result<usize, Errno> {
+        take_received(self.stash, self.eof, buf)
+    }
+
+    fn send(&mut self, bytes: &[u8]) -> Result<usize, Errno> {
+        if *self.sending {
+            return Err(Errno::AGAIN);
+        }
+        let mut buf = std::mem::take(self.out);
+        buf.clear();
+        buf.extend_from_slice(bytes);
+        *self.start = 0;
+        self.ring.send(self.fd, buf, 0, self.token);
+        *self.sending = true;
+        Ok(bytes.len())
+    }
+
+    fn sendfile(&mut self, file: &File, offset: u64, len: usize) -> Result<usize, Errno> {
+        Socket(self.fd).sendfile(file, offset, len)
+    }
+
+    fn shutdown_write(&mut self) -> Result<(), Errno> {
+        if *self.sending {
+            *self.shut_after = true;
+            return Ok(());
+        }
+        Socket(self.fd).shutdown_write()
+    }
+
+    fn flush(&mut self) -> Result<(), Errno> {
+        if *self.sending {
+            Err(Errno::AGAIN)
+        } else {
+            Ok(())
+        }
+    }
 }

@@ -32,7 +32,7 @@ pub(crate) struct WorkerSetup {
     pub(crate) coalesce: Option<std::time::Duration>,
     /// `Config::min_batch` (at least 2: one connection is never a batch).
     pub(crate) min_batch: usize,
-    /// Terminate TLS (epoll backend only) on the connections of the listeners marked in
+    /// Terminate TLS on the connections of the listeners marked in
     /// `tls_listeners` (by index; empty: every listener).
     pub(crate) tls: Option<Arc<twelve_tls::ServerTls>>,
     pub(crate) tls_listeners: Vec<bool>,
