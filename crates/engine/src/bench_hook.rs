@@ -1,5 +1,5 @@
 //! A hidden hook for benchmarks of one `Conn` fed reads directly, no socket, no backend, as
-//! conn_tests.rs feeds one: benches/pipeline.rs, and the callgrind harness
+//! conn/tests.rs feeds one: benches/pipeline.rs, and the callgrind harness
 //! (docs/results.md#user-space-per-request). Not part of the API.
 
 use crate::config::Timeouts;

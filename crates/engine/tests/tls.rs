@@ -166,10 +166,9 @@ fn a_static_file_larger_than_the_socket_buffers_arrives_whole() {
     let pki = Pki::new("e2e-static");
     let (mut config, _) = tls_config(&pki);
     // The test build's 1 s send timeout (no progress for 1 s) is about stalled peers, not a
-    // client slowed by a loaded machine. A keep-alive timeout must not close the connection
-    // while the TLS session still holds the file's last record (the server's `tls::deadline`
-    // keeps such a connection on its send timeout; backend/tls_tests.rs checks it without
-    // sockets).
+    // client slowed by a loaded machine. While the TLS session still holds records, the
+    // connection is on its send timeout, not the keep-alive one (`tls::deadline`, checked
+    // without sockets in backend/tls/tests.rs).
     config.timeouts.send = Duration::from_secs(30);
     let s = TestServer::start_with(config);
     let want = std::fs::read(static_root().join("big.bin")).unwrap();

@@ -3,7 +3,7 @@
 //! The contract (docs/ARCHITECTURE.md): one drive loop, [`drive::Drive`], says what I/O a
 //! connection wants next (receive into this buffer, send these bytes or this file range,
 //! flush, shut down, close, wait) and takes each result back by the rules below
-//! ([`after_recv`], [`after_send`], [`after_sendfile`]). A backend only carries the operations
+//! ([`drive::after_recv`], [`drive::after_send`], [`drive::after_sendfile`]). A backend only carries the operations
 //! out: the readiness-based epoll backend with a syscall each through [`Io`] ([`drive::run`])
 //! (or, for many ready connections, batched through io_uring), the completion-based io_uring
 //! backend with submissions and completions. TLS is an [`Io`] layer ([`tls::TlsIo`]) under the

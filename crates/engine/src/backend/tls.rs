@@ -1,16 +1,17 @@
-//! TLS between a readiness backend's socket and [`Conn`](crate::conn::Conn): [`TlsIo`] is an
-//! [`Io`] whose `recv` yields plaintext and whose `send` takes plaintext, so [`pump`] and
-//! `Conn` stay as they are for plain HTTP.
+//! TLS between a backend's socket and [`Conn`]: [`TlsIo`] is an [`Io`]
+//! whose `recv` yields plaintext and whose `send` takes plaintext, so the drive loop
+//! ([`drive::run`]) and `Conn` stay as they are for plain HTTP, on either backend (the
+//! io_uring backend puts its `RingIo` under it).
 //!
 //! One send per batch still holds: `send` only encrypts (the whole batch of responses `Conn`
-//! hands over at once), and [`Io::flush`], which `pump` calls once the connection has nothing
-//! more to hand over, sends the ciphertext with one `send`. Static files cannot use
+//! hands over at once), and [`Io::flush`], which the drive asks for once the connection has
+//! nothing more to hand over, sends the ciphertext with one `send`. Static files cannot use
 //! `sendfile` over userspace TLS: `sendfile` here reads a chunk of the file into the TLS layer.
 //! (Kernel TLS, the `tls` ULP, would keep `sendfile`: [`ktls_offered`] probes for it; the
 //! kTLS path itself is not built yet, so where the kernel offers it the server says so and
 //! still reads files into this layer.)
 //!
-//! [`pump`]: super::pump
+//! [`drive::run`]: super::drive::run
 
 use super::{Io, Verdict};
 use crate::conn::{Conn, TimeoutsMs};
@@ -33,7 +34,7 @@ const FILE_CHUNK: usize = 64 * 1024;
 pub(crate) const PLAIN_TO_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\
 Content-Length: 46\r\nConnection: close\r\n\r\nThe plain HTTP request was sent to HTTPS port\n";
 
-/// The errno a failed session reports to `pump` (any error other than EINTR/EAGAIN closes
+/// The errno a failed session reports to the drive (any error other than EINTR/EAGAIN closes
 /// the connection); the failure's kind stays in the session for the worker to count.
 const FAILED: Errno = Errno::PROTO;
 
@@ -56,7 +57,7 @@ pub(crate) fn deadline(
     Some((held_since_ms.saturating_add(t.send), TimeoutKind::Send))
 }
 
-/// When the ciphertext a session holds last moved, after a run of `pump` at `now_ms` that
+/// When the ciphertext a session holds last moved, after a drive at `now_ms` that
 /// found `before` bytes held and left `after`: a change (bytes went to the socket, or
 /// plaintext came in, as `Conn`'s own send timer counts a hand-over) is progress; the same
 /// amount still held is none.
@@ -68,7 +69,7 @@ pub(crate) fn held_since(since_ms: u64, before: usize, after: usize, now_ms: u64
     }
 }
 
-/// A connection's TLS session around the socket (or a test's fake), for one run of `pump`.
+/// A connection's TLS session around the socket (or a test's fake), for one drive.
 pub(crate) struct TlsIo<'a, I: Io> {
     pub(crate) session: &'a mut Session,
     pub(crate) inner: I,
@@ -113,7 +114,7 @@ impl<'a, I: Io> TlsIo<'a, I> {
 
 impl<I: Io> Io for TlsIo<'_, I> {
     /// Appends plaintext. Returns fewer bytes than the spare capacity only when the socket
-    /// was drained in this run and the session holds no more plaintext (so `pump`'s rule, a
+    /// was drained in this run and the session holds no more plaintext (so the drive's rule, a
     /// short read means drained, holds); `Ok(0)` at close_notify or EOF.
     fn recv(&mut self, buf: &mut Vec<u8>) -> Result<usize, Errno> {
         let space = buf.capacity() - buf.len();
@@ -266,5 +267,4 @@ pub fn ktls_available() -> bool {
 }
 
 #[cfg(test)]
-#[path = "tls_tests.rs"]
 mod tests;

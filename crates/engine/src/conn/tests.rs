@@ -3,8 +3,10 @@
 use super::*;
 use crate::metrics::ServerMetrics;
 use crate::pool::Pool;
+use crate::response::Response;
 use crate::router::Router;
-use twelve_http::Limits;
+use std::sync::Arc;
+use twelve_http::{Limits, Request};
 
 /// A context whose router also has the `/metrics` route, registered as the server does.
 pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {
