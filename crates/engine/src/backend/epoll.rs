@@ -40,11 +40,9 @@ const EVENTS: usize = 512;
 const BATCH_ENTRIES: u32 = 256;
 /// The default of `Config::min_batch`: the fewest ready connections worth a batch. Below it
 /// each connection makes its own `recv` and `send`, since a few plain syscalls cost less than
-/// two `io_uring_enter`s and the ring's work per operation. At a fixed offered rate, where a
-/// wake-up finds one to a few connections, 8 instead of 2 took the server's CPU per request to
-/// 0.968 × (json at 50.8k req/s) and 0.970 × (75k req/s), medians of 7 interleaved rounds;
-/// capped under wrk -c256, where the waits find many more, it lost nothing (json 1.05 ×,
-/// pipelined plaintext 1.00 ×) (bench/runs/2026-11-26-min-batch).
+/// two `io_uring_enter`s and the ring's work per operation: measured at a fixed offered rate,
+/// where a wake-up finds one to a few connections, and capped, where it finds many
+/// (docs/ARCHITECTURE.md, "Batched I/O").
 pub(crate) const MIN_BATCH: usize = 8;
 
 struct Live {
@@ -401,7 +399,7 @@ impl Worker {
     /// `MSG_ZEROCOPY` or timestamps, the other source of `EPOLLERR` (the error queue). Nothing
     /// received before the error can be answered any more: every send now fails. A client
     /// that ends each connection with a RST (HttpArena's limited-conn client does, `SO_LINGER`
-    /// 0) so costs the worker no syscall but the `close` (bench/runs/2026-11-23-conn-cost).
+    /// 0) so costs the worker no syscall but the `close`.
     fn on_error(&mut self, token: u64) {
         if self.slab.get(token).is_some() {
             self.metrics().resets.inc();

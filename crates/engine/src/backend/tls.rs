@@ -41,8 +41,8 @@ const FAILED: Errno = Errno::PROTO;
 /// A TLS connection's deadline: `conn`'s own, except while `session` holds ciphertext the
 /// socket has not taken. `Conn` handed those bytes over and may be idle, but the connection is
 /// still sending: the send timeout runs on them, from `held_since_ms` (see [`held_since`]).
-/// Under `Conn`'s keep-alive deadline instead, a client that read a large file slowly lost
-/// its last record when the idle timer closed the connection (tests/tls.rs,
+/// Under `Conn`'s keep-alive deadline instead, a client that reads a large file slowly would
+/// lose its last record when the idle timer closes the connection (tests/tls.rs,
 /// `a_static_file_larger_than_the_socket_buffers_arrives_whole`, under load).
 pub(crate) fn deadline(
     conn: &Conn,

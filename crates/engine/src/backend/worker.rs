@@ -48,8 +48,8 @@ pub(crate) struct WorkerSetup {
 /// connections (or when it ends); when every token is gone the receiver reports the channel
 /// disconnected. A worker's stop is asynchronous (its eventfd wakes it at its next loop turn),
 /// and without the wait a successor generation announced ready while the old workers still
-/// accepted had its first connections answered by the old generation (tests/tls_cli.rs,
-/// `an_upgrade_keeps_plain_and_tls_listeners_apart`, failed 2 of about 30 runs).
+/// accept would have its first connections answered by the old generation (tests/tls_cli.rs,
+/// `an_upgrade_keeps_plain_and_tls_listeners_apart`).
 pub(crate) type AcceptToken = std::sync::mpsc::Sender<()>;
 
 impl WorkerSetup {

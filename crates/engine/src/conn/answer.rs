@@ -87,8 +87,7 @@ impl Conn {
     ///
     /// The read buffer is taken out of `self` for the loop so that one header array, borrowing
     /// it, serves every request of the read: the parser only writes the entries it returns, so
-    /// the array is initialised once per read, not once per request (its 768 bytes cost
-    /// about 30 instructions a request in the engine harness).
+    /// the array is initialised once per read, not once per request.
     fn answer_few(&mut self, mut pos: usize, now_ms: u64, ctx: &mut Ctx) -> (usize, Parsed) {
         let read = std::mem::take(&mut self.read);
         let mut headers = [Header::EMPTY; FEW_HEADERS];
@@ -138,8 +137,8 @@ impl Conn {
     /// out of `self`) into `headers` and answers it if it is complete. A chunked body is left
     /// to [`Conn::step_chunked`], which needs the read buffer back in `self`.
     ///
-    /// Always inlined: it has two callers, so LLVM kept it a call, whose prologue and
-    /// epilogue cost 23 instructions a request in the engine harness.
+    /// Always inlined: it has two callers, so LLVM would keep it a call, whose prologue and
+    /// epilogue are a measurable share of a small request.
     #[inline(always)]
     fn parse_answer<'b>(
         &mut self,
@@ -149,14 +148,12 @@ impl Conn {
         ctx: &mut Ctx,
         counts: &mut BatchCounts<'_>,
     ) -> Parsed {
-        // Borrowed, not copied: a copy of the `Limits` cost 5 instructions a request
-        // (bench/runs/2026-11-26-lazy-text).
+        // Borrowed, not copied: a copy of the `Limits` costs instructions on every request.
         let limits = &ctx.limits;
         let room = headers.len();
         // The arms work on the parsed request in place, through a reference: binding it first
-        // (`let req = match`) moved the whole `Request` out of the `Result` (21 instructions a
-        // request), and so did matching the `Result` by value (12,
-        // bench/runs/2026-11-26-lazy-text).
+        // (`let req = match`), or matching the `Result` by value, moves the whole `Request`
+        // out of the `Result` on every request.
         match &parse_request(buf, headers, limits) {
             Err(ParseError::TooManyHeaders) if room < MAX_HEADERS && limits.headers > room => {
                 Parsed::MoreHeaders
@@ -189,8 +186,7 @@ impl Conn {
                 BodyFraming::Chunked => {
                     // A body that came whole with its head is answered here, from the
                     // worker's buffer: no state of its own, no second parse of the head, no
-                    // move of the bytes after it (4,601 to 2,494 instructions a request in
-                    // the HttpArena chunked POST, bench/runs/2026-11-24-arena-callgrind).
+                    // move of the bytes after it.
                     // Anything else, a body resumed from an earlier read included, is
                     // step_chunked's, which decides every error.
                     let mut body = std::mem::take(&mut ctx.scratch.chunked);

@@ -326,9 +326,8 @@ impl Conn {
     /// before it is read. It costs a `shutdown`, a wake-up and a `recv` for the client's FIN,
     /// so, as nginx does (`lingering_close on`: only when more input may follow), a close
     /// after a request that was consumed whole, with nothing buffered behind it and the socket
-    /// read dry, is a plain close: the kernel sends the response, then FIN. Measured on
-    /// connection-per-request json (`wrk -H 'Connection: close'`, capped): see
-    /// bench/runs/2026-11-22-close.
+    /// read dry, is a plain close: the kernel sends the response, then FIN (measured on
+    /// connection-per-request json: docs/ARCHITECTURE.md, "Close or keep").
     pub(crate) fn next(&self) -> Next {
         match self.phase {
             Phase::Closed => Next::Close,
