@@ -251,7 +251,7 @@ impl Worker {
             if drive.waits() {
                 self.sync_timer(token);
             } else {
-                self.drive_on(token, drive, now);
+                self.drive_on(token, Ok(drive), now);
             }
         }
         drives.clear();
@@ -340,19 +340,18 @@ impl Worker {
     }
 
     /// Runs one connection from the start of a drive and applies the verdict.
+    #[inline]
     fn drive(&mut self, token: u64, readable: bool, now: u64) {
-        let Some(live) = self.slab.get(token) else {
-            return;
-        };
-        let drive = Drive::start(&live.conn, readable);
-        self.drive_on(token, drive, now);
+        self.drive_on(token, Err(readable), now);
     }
 
-    /// Carries `drive` through with a syscall per operation and applies the verdict.
-    fn drive_on(&mut self, token: u64, drive: Drive, now: u64) {
+    /// Carries a drive through with a syscall per operation and applies the verdict: `drive`
+    /// where a batch began it, else a new one (`Err(readable)`).
+    fn drive_on(&mut self, token: u64, drive: Result<Drive, bool>, now: u64) {
         let Some(live) = self.slab.get(token) else {
             return;
         };
+        let drive = drive.unwrap_or_else(|readable| Drive::start(&live.conn, readable));
         let ctx = &mut self.setup.ctx;
         let socket = Socket(live.fd.as_fd());
         let (verdict, tls_failed) = match live.tls.as_deref_mut() {

@@ -404,9 +404,14 @@ impl Worker {
             return self.close(token);
         }
         if !live.sending {
+            let ctx = &mut self.setup.ctx;
             let verdict = match live.tls {
-                None => self.run_plain(token, now),
-                Some(_) => self.run_tls(token, now),
+                None => run_plain(live, &mut self.ring, ctx, token, now),
+                Some(_) => {
+                    let m = self.all_metrics.worker(ctx.me);
+                    let scratch = &mut self.tls_scratch;
+                    run_tls(live, &mut self.ring, ctx, m, scratch, token, now)
+                }
             };
             match verdict {
                 Verdict::Open => {}
@@ -417,9 +422,6 @@ impl Worker {
                 }
             }
         }
-        let Some(live) = self.slab.get(token) else {
-            return;
-        };
         if live.recv.is_none()
             && !live.eof
             && live.stash.is_empty()
@@ -430,133 +432,6 @@ impl Worker {
             live.ops += 1;
         }
         self.sync_timer(token);
-    }
-
-    /// One drive of a plain connection: answer what was received, one send for the batch,
-    /// then shutdown, close or wait.
-    fn run_plain(&mut self, token: u64, now: u64) -> Verdict {
-        let ctx = &mut self.setup.ctx;
-        let Some(live) = self.slab.get(token) else {
-            return Verdict::Close;
-        };
-        // What the completions delivered went straight to the connection unless it is
-        // stashed. With nothing stashed the socket is as good as drained (a short read), and
-        // the peer's EOF, if it came, is told now, as a `recv` would have returned it.
-        let readable = !live.stash.is_empty();
-        if !readable {
-            if !live.eof {
-                live.conn.drained(ctx);
-            } else if !live.eof_told {
-                live.eof_told = true;
-                live.conn.on_eof(ctx);
-            }
-        }
-        let mut drive = Drive::start(&live.conn, readable);
-        loop {
-            match drive.want(&mut live.conn, ctx) {
-                Want::Recv(buf) => {
-                    let space = buf.capacity() - buf.len();
-                    let result = take_received(&mut live.stash, live.eof, buf);
-                    live.eof_told |= result == Ok(0);
-                    drive.received(&mut live.conn, result, space, now, ctx);
-                }
-                Want::Send(_) => {
-                    let (buf, start) = live.conn.lend_write().expect("bytes are due");
-                    self.ring.send(live.fd.as_fd(), buf, start, token);
-                    live.ops += 1;
-                    live.sending = true;
-                    live.send_at_ms = now;
-                    return Verdict::Open;
-                }
-                Want::SendFile(f, offset, len) => {
-                    let result = Socket(live.fd.as_fd()).sendfile(f, offset, len);
-                    if result == Err(Errno::AGAIN) {
-                        let pollout = rustix::event::PollFlags::OUT.bits() as u32;
-                        self.ring.poll(live.fd.as_fd(), pollout, false, token);
-                        live.ops += 1;
-                        live.sending = true;
-                        live.send_at_ms = now;
-                    }
-                    drive.sent_file(&mut live.conn, result, now, ctx);
-                }
-                Want::Flush => drive.flushed(&mut live.conn, Ok(()), now, ctx),
-                Want::Shutdown => {
-                    let result = Socket(live.fd.as_fd()).shutdown_write();
-                    drive.shut(&mut live.conn, result, now, ctx);
-                }
-                Want::Close => return Verdict::Close,
-                Want::Stop(verdict) => return verdict,
-            }
-        }
-    }
-
-    /// One drive of a TLS connection, through [`TlsIo`] over [`RingIo`]. A close (or a
-    /// failure's alert) with ciphertext still in flight waits for it: `Tls::close_after`.
-    fn run_tls(&mut self, token: u64, now: u64) -> Verdict {
-        let ctx = &mut self.setup.ctx;
-        let Some(live) = self.slab.get(token) else {
-            return Verdict::Close;
-        };
-        let Some(tls) = live.tls.as_deref_mut() else {
-            return Verdict::Close;
-        };
-        let m = self.all_metrics.worker(ctx.me);
-        let Tls {
-            session,
-            out,
-            start,
-            held_since_ms,
-            shut_after,
-            close_after,
-        } = tls;
-        let wire = RingIo {
-            ring: &mut self.ring,
-            fd: live.fd.as_fd(),
-            token,
-            stash: &mut live.stash,
-            eof: live.eof,
-            out,
-            start,
-            shut_after,
-            sending: &mut live.sending,
-        };
-        if let Some(reset) = *close_after {
-            // The ciphertext before the close went out: what the session still holds (its
-            // close_notify, an alert), then the close.
-            let _ = TlsIo::new(session, wire, &mut self.tls_scratch, m).flush();
-            if live.sending {
-                live.ops += 1;
-                live.send_at_ms = now;
-                return Verdict::Open;
-            }
-            return if reset {
-                Verdict::Reset
-            } else {
-                Verdict::Close
-            };
-        }
-        let held = session.pending_out();
-        let was_sending = *wire.sending;
-        let drive = Drive::start(&live.conn, true);
-        let mut io = TlsIo::new(session, wire, &mut self.tls_scratch, m);
-        let verdict = drive::run(drive, &mut live.conn, &mut io, now, ctx);
-        let after = session.pending_out();
-        *held_since_ms = tls::held_since(*held_since_ms, held, after, now);
-        let failed = tls::books(&mut live.conn, session, verdict, now, m);
-        if live.sending && !was_sending {
-            live.ops += 1;
-            live.send_at_ms = now;
-        }
-        match verdict {
-            Verdict::Open => Verdict::Open,
-            // A TLS failure was counted as such, not as a reset.
-            _ if live.sending || session.pending_out() > 0 => {
-                *close_after = Some(verdict == Verdict::Reset && !failed);
-                Verdict::Open
-            }
-            Verdict::Reset if failed => Verdict::Close,
-            v => v,
-        }
     }
 
     /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
@@ -675,6 +550,132 @@ impl Driver for Worker {
 
     fn close(&mut self, token: u64) {
         Worker::close(self, token);
+    }
+}
+
+/// One drive of a plain connection: answer what was received, one send for the batch,
+/// then shutdown, close or wait.
+fn run_plain(live: &mut Live, ring: &mut Ring, ctx: &mut Ctx, token: u64, now: u64) -> Verdict {
+    // What the completions delivered went straight to the connection unless it is
+    // stashed. With nothing stashed the socket is as good as drained (a short read), and
+    // the peer's EOF, if it came, is told now, as a `recv` would have returned it.
+    let readable = !live.stash.is_empty();
+    if !readable {
+        if !live.eof {
+            live.conn.drained(ctx);
+        } else if !live.eof_told {
+            live.eof_told = true;
+            live.conn.on_eof(ctx);
+        }
+    }
+    let mut drive = Drive::start(&live.conn, readable);
+    loop {
+        match drive.want(&mut live.conn, ctx) {
+            Want::Recv(buf) => {
+                let space = buf.capacity() - buf.len();
+                let result = take_received(&mut live.stash, live.eof, buf);
+                live.eof_told |= result == Ok(0);
+                drive.received(&mut live.conn, result, space, now, ctx);
+            }
+            Want::Send(_) => {
+                let (buf, start) = live.conn.lend_write().expect("bytes are due");
+                ring.send(live.fd.as_fd(), buf, start, token);
+                live.ops += 1;
+                live.sending = true;
+                live.send_at_ms = now;
+                return Verdict::Open;
+            }
+            Want::SendFile(f, offset, len) => {
+                let result = Socket(live.fd.as_fd()).sendfile(f, offset, len);
+                if result == Err(Errno::AGAIN) {
+                    let pollout = rustix::event::PollFlags::OUT.bits() as u32;
+                    ring.poll(live.fd.as_fd(), pollout, false, token);
+                    live.ops += 1;
+                    live.sending = true;
+                    live.send_at_ms = now;
+                }
+                drive.sent_file(&mut live.conn, result, now, ctx);
+            }
+            Want::Flush => drive.flushed(&mut live.conn, Ok(()), now, ctx),
+            Want::Shutdown => {
+                let result = Socket(live.fd.as_fd()).shutdown_write();
+                drive.shut(&mut live.conn, result, now, ctx);
+            }
+            Want::Close => return Verdict::Close,
+            Want::Stop(verdict) => return verdict,
+        }
+    }
+}
+
+/// One drive of a TLS connection, through [`TlsIo`] over [`RingIo`]. A close (or a
+/// failure's alert) with ciphertext still in flight waits for it: `Tls::close_after`.
+fn run_tls(
+    live: &mut Live,
+    ring: &mut Ring,
+    ctx: &mut Ctx,
+    m: &WorkerMetrics,
+    scratch: &mut Vec<u8>,
+    token: u64,
+    now: u64,
+) -> Verdict {
+    let Some(tls) = live.tls.as_deref_mut() else {
+        return Verdict::Close;
+    };
+    let Tls {
+        session,
+        out,
+        start,
+        held_since_ms,
+        shut_after,
+        close_after,
+    } = tls;
+    let wire = RingIo {
+        ring,
+        fd: live.fd.as_fd(),
+        token,
+        stash: &mut live.stash,
+        eof: live.eof,
+        out,
+        start,
+        shut_after,
+        sending: &mut live.sending,
+    };
+    if let Some(reset) = *close_after {
+        // The ciphertext before the close went out: what the session still holds (its
+        // close_notify, an alert), then the close.
+        let _ = TlsIo::new(session, wire, scratch, m).flush();
+        if live.sending {
+            live.ops += 1;
+            live.send_at_ms = now;
+            return Verdict::Open;
+        }
+        return if reset {
+            Verdict::Reset
+        } else {
+            Verdict::Close
+        };
+    }
+    let held = session.pending_out();
+    let drive = Drive::start(&live.conn, true);
+    let mut io = TlsIo::new(session, wire, scratch, m);
+    let verdict = drive::run(drive, &mut live.conn, &mut io, now, ctx);
+    let after = session.pending_out();
+    *held_since_ms = tls::held_since(*held_since_ms, held, after, now);
+    let failed = tls::books(&mut live.conn, session, verdict, now, m);
+    if live.sending {
+        // The run submitted a send (one at most: `RingIo` has one in flight at a time).
+        live.ops += 1;
+        live.send_at_ms = now;
+    }
+    match verdict {
+        Verdict::Open => Verdict::Open,
+        _ if live.sending || session.pending_out() > 0 => {
+            *close_after = Some(verdict == Verdict::Reset && !failed);
+            Verdict::Open
+        }
+        // A TLS failure was counted as such, not as a reset.
+        Verdict::Reset if failed => Verdict::Close,
+        v => v,
     }
 }
 
