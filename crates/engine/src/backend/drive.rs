@@ -6,8 +6,8 @@
 //! below only queued (TLS), then shuts down, closes or waits. [`Drive`] holds where a run is;
 //! the backend carries out each [`Want`] its own way and hands the result to the matching
 //! method ([`Drive::received`], [`Drive::sent`], [`Drive::sent_file`], [`Drive::flushed`],
-//! [`Drive::shut`]), which applies it by the rules of `backend` ([`after_recv`],
-//! [`after_send`], [`after_sendfile`]):
+//! [`Drive::shut`]), which applies it by the rules below ([`after_recv`], [`after_send`],
+//! [`after_sendfile`]):
 //!
 //! - [`run`] makes each operation a syscall at once, through an [`Io`] (the plain socket, the
 //!   TLS layer over it, a test's fake): the readiness backend, and any connection a batch
@@ -19,7 +19,7 @@
 //!   `Send` with the connection's buffer and resumes with a new drive on the completion.
 //!
 //! A protocol plugs in behind [`Conn`]'s calls; a backend plugs in as one more executor of
-//! [`Want`]. The state is one byte and [`Drive::want`] allocates nothing.
+//! [`Want`]. A drive is a small `Copy` value and [`Drive::want`] allocates nothing.
 
 use super::Io;
 use crate::conn::{Conn, Ctx, Next, Output, Phase};

@@ -20,29 +20,28 @@
 //! submission, no `close(2)` of its own) once the last completion arrived: a descriptor is
 //! never closed while the kernel may still act on its number.
 //!
-//! TLS is the same [`TlsIo`] layer as on epoll, over [`RingIo`]: received ciphertext waits in
-//! the stash for the layer's `recv`, and the layer's ciphertext goes out as a submission of a
-//! copy (the session keeps its own buffer). A shutdown or close waits for the ciphertext in
-//! flight, so the last records and close_notify are not cancelled with the connection.
+//! TLS is the same layer as on epoll (`backend::tls::TlsIo`), over a socket of this backend's
+//! (`tls`): received ciphertext waits in the stash for the layer's `recv`, and the layer's
+//! ciphertext goes out as a submission of a copy (the session keeps its own buffer).
 //!
 //! Static file bodies still use `sendfile(2)` (nonblocking) with a one-shot `POLLOUT` poll
 //! through the ring when the socket is full.
 
 use super::deadlines::{self, Timers};
-use super::drive::{self, Drive, Sent, Want, after_send};
+use super::drive::{Drive, Sent, Want, after_send};
 use super::slab::Slab;
-use super::tls::{self, TlsIo};
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Io, Socket, Verdict};
 use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
 use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
 use rustix::io::Errno;
-use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
+use tls::{Tls, run_tls, tls_sent};
 use twelve_sys::uring::ring::{Completion, OpId, Outcome, Ring};
-use twelve_tls::Session;
+
+mod tls;
 
 /// Tag of the wake-up eventfd's poll.
 const WAKE: u64 = u64::MAX;
@@ -83,21 +82,6 @@ struct Live {
     tls: Option<Box<Tls>>,
 }
 
-/// A TLS connection's session and the ciphertext it has in the ring.
-struct Tls {
-    session: Session,
-    /// Ciphertext lent to the ring while a send is in flight (`out[start..]` unsent), kept
-    /// for the next one otherwise.
-    out: Vec<u8>,
-    start: usize,
-    /// When the ciphertext the session holds last moved (see [`tls::held_since`]).
-    held_since_ms: u64,
-    /// Once the ciphertext in flight is out: shut the write side down.
-    shut_after: bool,
-    /// Once the ciphertext is out: close, counting a reset if `true`.
-    close_after: Option<bool>,
-}
-
 impl Tracked for Live {
     #[inline]
     fn conn(&mut self) -> &mut Conn {
@@ -114,7 +98,7 @@ impl Tracked for Live {
         } else if self.sending {
             Some((self.send_at_ms.saturating_add(t.send), TimeoutKind::Send))
         } else if let Some(tls) = &self.tls {
-            tls::deadline(&self.conn, &tls.session, tls.held_since_ms, t)
+            super::tls::deadline(&self.conn, &tls.session, tls.held_since_ms, t)
         } else {
             self.conn.deadline(t)
         }
@@ -474,16 +458,10 @@ impl Worker {
     /// A connection accepted on listener `i`.
     fn add_conn(&mut self, fd: OwnedFd, i: usize, now: u64) {
         self.setup.count_accept(fd.as_fd());
-        let tls = self.setup.tls_for(i).map(|t| {
-            Box::new(Tls {
-                session: t.session(),
-                out: Vec::new(),
-                start: 0,
-                held_since_ms: now,
-                shut_after: false,
-                close_after: None,
-            })
-        });
+        let tls = self
+            .setup
+            .tls_for(i)
+            .map(|t| Box::new(Tls::new(t.session(), now)));
         let conn = match tls {
             Some(_) => Conn::new_tls(now),
             None => Conn::new(now),
@@ -607,78 +585,6 @@ fn run_plain(live: &mut Live, ring: &mut Ring, ctx: &mut Ctx, token: u64, now: u
     }
 }
 
-/// One drive of a TLS connection, through [`TlsIo`] over [`RingIo`]. A close (or a
-/// failure's alert) with ciphertext still in flight waits for it: `Tls::close_after`.
-fn run_tls(
-    live: &mut Live,
-    ring: &mut Ring,
-    ctx: &mut Ctx,
-    m: &WorkerMetrics,
-    scratch: &mut Vec<u8>,
-    token: u64,
-    now: u64,
-) -> Verdict {
-    let Some(tls) = live.tls.as_deref_mut() else {
-        return Verdict::Close;
-    };
-    let Tls {
-        session,
-        out,
-        start,
-        held_since_ms,
-        shut_after,
-        close_after,
-    } = tls;
-    let wire = RingIo {
-        ring,
-        fd: live.fd.as_fd(),
-        token,
-        stash: &mut live.stash,
-        eof: live.eof,
-        out,
-        start,
-        shut_after,
-        sending: &mut live.sending,
-    };
-    if let Some(reset) = *close_after {
-        // The ciphertext before the close went out: what the session still holds (its
-        // close_notify, an alert), then the close.
-        let _ = TlsIo::new(session, wire, scratch, m).flush();
-        if live.sending {
-            live.ops += 1;
-            live.send_at_ms = now;
-            return Verdict::Open;
-        }
-        return if reset {
-            Verdict::Reset
-        } else {
-            Verdict::Close
-        };
-    }
-    let held = session.pending_out();
-    let drive = Drive::start(&live.conn, true);
-    let mut io = TlsIo::new(session, wire, scratch, m);
-    let verdict = drive::run(drive, &mut live.conn, &mut io, now, ctx);
-    let after = session.pending_out();
-    *held_since_ms = tls::held_since(*held_since_ms, held, after, now);
-    let failed = tls::books(&mut live.conn, session, verdict, now, m);
-    if live.sending {
-        // The run submitted a send (one at most: `RingIo` has one in flight at a time).
-        live.ops += 1;
-        live.send_at_ms = now;
-    }
-    match verdict {
-        Verdict::Open => Verdict::Open,
-        _ if live.sending || session.pending_out() > 0 => {
-            *close_after = Some(verdict == Verdict::Reset && !failed);
-            Verdict::Open
-        }
-        // A TLS failure was counted as such, not as a reset.
-        Verdict::Reset if failed => Verdict::Close,
-        v => v,
-    }
-}
-
 /// Hands received bytes to the connection, or keeps them in the stash while it cannot take
 /// them (a send in flight has its output buffer, or it refuses input). A TLS connection's
 /// ciphertext always waits in the stash for its drive (dropped once it is closing).
@@ -722,96 +628,4 @@ fn take_received(stash: &mut Vec<u8>, eof: bool, buf: &mut Vec<u8>) -> Result<us
         *stash = Vec::new();
     }
     Ok(n)
-}
-
-/// A send of TLS ciphertext completed with `r`, `buf` back from the ring: submits the rest
-/// of it (`Some(true)`), or keeps `buf` for the next send and carries out a shutdown that
-/// waited for it (`Some(false)`). `None`: the socket failed.
-fn tls_sent(
-    tls: &mut Tls,
-    r: Result<usize, Errno>,
-    mut buf: Vec<u8>,
-    fd: BorrowedFd<'_>,
-    ring: &mut Ring,
-    token: u64,
-) -> Option<bool> {
-    let failed = match r {
-        Ok(n) => {
-            tls.start += n;
-            false
-        }
-        Err(Errno::INTR | Errno::AGAIN) => false,
-        Err(_) => true,
-    };
-    if !failed && tls.start < buf.len() {
-        ring.send(fd, buf, tls.start, token);
-        return Some(true);
-    }
-    buf.clear();
-    tls.out = buf;
-    tls.start = 0;
-    if failed {
-        return None;
-    }
-    if std::mem::take(&mut tls.shut_after) {
-        // ENOTCONN: the peer is gone; the lingering read finds out.
-        let _ = Socket(fd).shutdown_write();
-    }
-    Some(false)
-}
-
-/// The socket under a TLS connection's [`TlsIo`] on this backend: `recv` takes the stashed
-/// ciphertext ([`take_received`]); `send` submits a copy of the ciphertext (one send in
-/// flight at a time: `EAGAIN` while it is), and [`Io::flush`] says `EAGAIN` until it is out,
-/// so the drive waits for it; a shutdown waits for it too.
-struct RingIo<'a> {
-    ring: &'a mut Ring,
-    fd: BorrowedFd<'a>,
-    token: u64,
-    stash: &'a mut Vec<u8>,
-    eof: bool,
-    /// `Tls::out`, `Tls::start`, `Tls::shut_after`, `Live::sending`.
-    out: &'a mut Vec<u8>,
-    start: &'a mut usize,
-    shut_after: &'a mut bool,
-    sending: &'a mut bool,
-}
-
-impl Io for RingIo<'_> {
-    fn recv(&mut self, buf: &mut Vec<u8>) -> Result<usize, Errno> {
-        take_received(self.stash, self.eof, buf)
-    }
-
-    fn send(&mut self, bytes: &[u8]) -> Result<usize, Errno> {
-        if *self.sending {
-            return Err(Errno::AGAIN);
-        }
-        let mut buf = std::mem::take(self.out);
-        buf.clear();
-        buf.extend_from_slice(bytes);
-        *self.start = 0;
-        self.ring.send(self.fd, buf, 0, self.token);
-        *self.sending = true;
-        Ok(bytes.len())
-    }
-
-    fn sendfile(&mut self, file: &File, offset: u64, len: usize) -> Result<usize, Errno> {
-        Socket(self.fd).sendfile(file, offset, len)
-    }
-
-    fn shutdown_write(&mut self) -> Result<(), Errno> {
-        if *self.sending {
-            *self.shut_after = true;
-            return Ok(());
-        }
-        Socket(self.fd).shutdown_write()
-    }
-
-    fn flush(&mut self) -> Result<(), Errno> {
-        if *self.sending {
-            Err(Errno::AGAIN)
-        } else {
-            Ok(())
-        }
-    }
 }
