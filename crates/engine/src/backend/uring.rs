@@ -629,3 +629,39 @@ fn take_received(stash: &mut Vec<u8>, eof: bool, buf: &mut Vec<u8>) -> Result<us
     }
     Ok(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`take_received`] with `stash` stashed (and EOF after it if `eof`), into a buffer of
+    /// `space` bytes: the result, the bytes moved, and what stays stashed.
+    fn take(stash: &[u8], eof: bool, space: usize) -> (Result<usize, Errno>, Vec<u8>, Vec<u8>) {
+        let mut stash = stash.to_vec();
+        let mut buf = Vec::with_capacity(space);
+        let space = buf.capacity();
+        let r = take_received(&mut stash, eof, &mut buf);
+        assert!(buf.len() <= space, "never past the space offered");
+        (r, buf, stash)
+    }
+
+    macro_rules! take_received {
+        ($($name:ident: $stash:expr, $eof:expr, $space:expr => $r:expr, $moved:expr, $left:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let (r, moved, left) = take($stash, $eof, $space);
+                assert_eq!(r, $r);
+                assert_eq!(moved, $moved);
+                assert_eq!(left, $left);
+            }
+        )*};
+    }
+
+    take_received! {
+        nothing_stashed_would_block: b"", false, 8 => Err(Errno::AGAIN), b"", b"";
+        nothing_stashed_after_eof_is_eof: b"", true, 8 => Ok(0), b"", b"";
+        a_small_stash_is_a_short_read: b"abc", false, 8 => Ok(3), b"abc", b"";
+        a_large_stash_fills_the_buffer: b"abcdefghij", false, 8 => Ok(8), b"abcdefgh", b"ij";
+        eof_waits_behind_the_stash: b"abc", true, 8 => Ok(3), b"abc", b"";
+    }
+}
