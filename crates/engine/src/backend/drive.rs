@@ -183,9 +183,6 @@ enum Step {
 pub(crate) struct Drive(Step);
 
 impl Drive {
-    /// A run that ended on a failed socket: close the connection and count a reset.
-    pub(crate) const RESET: Drive = Drive(Step::Stop(Verdict::Reset));
-
     /// A run that begins by reading if `readable` (the socket said so, or a backend has
     /// received bytes for the connection) or if the connection stopped reading early
     /// (backpressure) and must catch up. A closed (timed-out) connection neither reads nor
@@ -204,37 +201,45 @@ impl Drive {
     /// The run stopped and says the connection waits (the fast path's end).
     #[inline]
     pub(crate) fn waits(self) -> bool {
-        self.0 == Step::Stop(Verdict::Open)
+        matches!(self.0, Step::Stop(Verdict::Open))
+    }
+
+    /// The run stopped on a failed socket: close the connection and count a reset.
+    #[inline]
+    pub(crate) fn failed(self) -> bool {
+        matches!(self.0, Step::Stop(Verdict::Reset))
     }
 
     /// What the run wants next. Asking again before handing a result back asks for the same.
     #[inline]
     pub(crate) fn want<'c>(&mut self, conn: &'c mut Conn, ctx: &mut Ctx) -> Want<'c> {
-        if self.0 == Step::Read {
-            if conn.prepare_read(ctx) {
-                return Want::Recv(conn.read_vec());
-            }
-            // Nothing to read now (closed, EOF seen, or backpressure): on to the output.
-            self.0 = Step::Send;
-        }
         match self.0 {
-            Step::Read | Step::Send => {
-                if conn.has_output() {
-                    return match conn.output() {
-                        Output::Bytes(b) => Want::Send(b),
-                        Output::File(f, offset, len) => {
-                            Want::SendFile(f, offset, len.min(SENDFILE_CHUNK))
-                        }
-                        Output::Nothing => unreachable!("has_output said there is output"),
-                    };
+            Step::Read => {
+                if conn.prepare_read(ctx) {
+                    return Want::Recv(conn.read_vec());
                 }
-                self.0 = Step::Flush;
-                Want::Flush
+                // Nothing to read now (closed, EOF seen, or backpressure): on to the output.
+                self.0 = Step::Send;
+                self.output(conn)
             }
+            Step::Send => self.output(conn),
             Step::Flush => Want::Flush,
             Step::Shutdown => Want::Shutdown,
             Step::Close => Want::Close,
             Step::Stop(v) => Want::Stop(v),
+        }
+    }
+
+    /// The next piece of output, or the flush once there is none.
+    #[inline]
+    fn output<'c>(&mut self, conn: &'c Conn) -> Want<'c> {
+        match conn.output() {
+            Output::Bytes(b) => Want::Send(b),
+            Output::File(f, offset, len) => Want::SendFile(f, offset, len.min(SENDFILE_CHUNK)),
+            Output::Nothing => {
+                self.0 = Step::Flush;
+                Want::Flush
+            }
         }
     }
 

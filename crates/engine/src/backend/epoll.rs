@@ -293,7 +293,7 @@ impl Worker {
             live.conn.restore_read(op.buf);
             let ctx = &mut self.setup.ctx;
             drive.received(&mut live.conn, op.result, space, now, ctx);
-            if drive == Drive::RESET {
+            if drive.failed() {
                 self.metrics().resets.inc();
                 self.close(token);
             } else {
@@ -329,7 +329,7 @@ impl Worker {
             };
             live.conn.restore_write(op.buf);
             drive.sent(&mut live.conn, op.result, now, &mut self.setup.ctx);
-            if drive == Drive::RESET {
+            if drive.failed() {
                 self.metrics().resets.inc();
                 self.close(token);
             }

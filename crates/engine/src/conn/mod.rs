@@ -142,9 +142,7 @@ impl Conn {
         self.phase == Phase::Idle && !self.has_output()
     }
 
-    /// Response bytes or a file range are still to be sent.
-    #[inline]
-    pub(crate) fn has_output(&self) -> bool {
+    fn has_output(&self) -> bool {
         self.sent < self.write.len() || self.file.is_some()
     }
 
