@@ -149,9 +149,9 @@ pub(crate) enum Want<'a> {
     /// `recv` into the spare capacity of this buffer (the connection's read buffer), then
     /// [`Drive::received`] with the space that was offered.
     Recv(&'a mut Vec<u8>),
-    /// `send` these bytes (a backend that must own the buffer takes it with
-    /// [`Conn::lend_write`]), then [`Drive::sent`].
-    Send(&'a [u8]),
+    /// `send` the response bytes due ([`Conn::output`]; a backend that must own the buffer
+    /// takes it with [`Conn::lend_write`]), then [`Drive::sent`].
+    Send,
     /// `sendfile` of this range of the file (at most [`SENDFILE_CHUNK`] bytes), then
     /// [`Drive::sent_file`].
     SendFile(&'a File, u64, usize),
@@ -167,7 +167,8 @@ pub(crate) enum Want<'a> {
     Stop(Verdict),
 }
 
-/// Where a connection's run is.
+/// Where a connection's run is. Fieldless (the stops are one step per verdict), so that a
+/// step is a byte the executor's loop keeps in a register and branches on once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     Read,
@@ -175,7 +176,9 @@ enum Step {
     Flush,
     Shutdown,
     Close,
-    Stop(Verdict),
+    StopOpen,
+    StopClose,
+    StopReset,
 }
 
 /// One run of a connection (see the module doc).
@@ -190,7 +193,7 @@ impl Drive {
     #[inline]
     pub(crate) fn start(conn: &Conn, readable: bool) -> Self {
         Drive(if conn.phase() == Phase::Closed {
-            Step::Stop(Verdict::Close)
+            Step::StopClose
         } else if readable || conn.unread {
             Step::Read
         } else {
@@ -201,13 +204,13 @@ impl Drive {
     /// The run stopped and says the connection waits (the fast path's end).
     #[inline]
     pub(crate) fn waits(self) -> bool {
-        matches!(self.0, Step::Stop(Verdict::Open))
+        matches!(self.0, Step::StopOpen)
     }
 
     /// The run stopped on a failed socket: close the connection and count a reset.
     #[inline]
     pub(crate) fn failed(self) -> bool {
-        matches!(self.0, Step::Stop(Verdict::Reset))
+        matches!(self.0, Step::StopReset)
     }
 
     /// What the run wants next. Asking again before handing a result back asks for the same.
@@ -226,7 +229,9 @@ impl Drive {
             Step::Flush => Want::Flush,
             Step::Shutdown => Want::Shutdown,
             Step::Close => Want::Close,
-            Step::Stop(v) => Want::Stop(v),
+            Step::StopOpen => Want::Stop(Verdict::Open),
+            Step::StopClose => Want::Stop(Verdict::Close),
+            Step::StopReset => Want::Stop(Verdict::Reset),
         }
     }
 
@@ -234,7 +239,7 @@ impl Drive {
     #[inline]
     fn output<'c>(&mut self, conn: &'c Conn) -> Want<'c> {
         match conn.output() {
-            Output::Bytes(b) => Want::Send(b),
+            Output::Bytes(_) => Want::Send,
             Output::File(f, offset, len) => Want::SendFile(f, offset, len.min(SENDFILE_CHUNK)),
             Output::Nothing => {
                 self.0 = Step::Flush;
@@ -264,7 +269,7 @@ impl Drive {
         match after_recv(conn, result, space, now_ms, ctx) {
             Received::More => {}
             Received::Done => self.0 = Step::Send,
-            Received::Failed => self.0 = Step::Stop(Verdict::Reset),
+            Received::Failed => self.0 = Step::StopReset,
         }
     }
 
@@ -281,6 +286,7 @@ impl Drive {
     }
 
     /// The `sendfile` of [`Want::SendFile`] returned `result`.
+    #[inline]
     pub(crate) fn sent_file(
         &mut self,
         conn: &mut Conn,
@@ -296,9 +302,9 @@ impl Drive {
         self.0 = match sent {
             Sent::More => Step::Send,
             // The socket buffer is full: wait for it to drain (an `EPOLLOUT` edge, a poll).
-            Sent::Blocked => Step::Stop(Verdict::Open),
-            Sent::Truncated => Step::Stop(Verdict::Close),
-            Sent::Failed => Step::Stop(Verdict::Reset),
+            Sent::Blocked => Step::StopOpen,
+            Sent::Truncated => Step::StopClose,
+            Sent::Failed => Step::StopReset,
         }
     }
 
@@ -319,16 +325,17 @@ impl Drive {
                 Next::Close => Step::Close,
                 Next::ShutdownWrite => Step::Shutdown,
                 Next::Wait if conn.unread => Step::Read,
-                Next::Wait => Step::Stop(Verdict::Open),
+                Next::Wait => Step::StopOpen,
             },
-            Err(Errno::AGAIN) => Step::Stop(Verdict::Open),
-            Err(_) => Step::Stop(Verdict::Reset),
+            Err(Errno::AGAIN) => Step::StopOpen,
+            Err(_) => Step::StopReset,
         }
     }
 
     /// The `shutdown(SHUT_WR)` of [`Want::Shutdown`] returned `result`. An error (ENOTCONN)
     /// means the peer is already gone: close. Otherwise the connection lingers, and the run
     /// reads on to discard whatever is already queued (and to notice a queued EOF).
+    #[inline]
     pub(crate) fn shut(
         &mut self,
         conn: &mut Conn,
@@ -341,12 +348,17 @@ impl Drive {
                 conn.write_shut(now_ms, ctx);
                 Step::Read
             }
-            Err(_) => Step::Stop(Verdict::Close),
+            Err(_) => Step::StopClose,
         }
     }
 }
 
 /// Carries a run through to its end with a syscall for each operation, through `io`.
+///
+/// This is [`Drive::want`] with its executor folded in: each step branches once, straight to
+/// its operation, rather than building a [`Want`] to match again (a plain keep-alive request
+/// takes four steps). The transitions are [`Drive`]'s methods either way, and the pump tests
+/// and the decision table hold the two to the same sequence.
 #[inline]
 pub(crate) fn run(
     mut drive: Drive,
@@ -356,33 +368,43 @@ pub(crate) fn run(
     ctx: &mut Ctx,
 ) -> Verdict {
     loop {
-        match drive.want(conn, ctx) {
-            Want::Recv(buf) => {
+        match drive.0 {
+            Step::Read if conn.prepare_read(ctx) => {
+                let buf = conn.read_vec();
                 let space = buf.capacity() - buf.len();
                 let result = io.recv(buf);
                 drive.received(conn, result, space, now_ms, ctx);
             }
-            Want::Send(bytes) => {
-                let result = io.send(bytes);
-                drive.sent(conn, result, now_ms, ctx);
-            }
-            Want::SendFile(file, offset, len) => {
-                let result = io.sendfile(file, offset, len);
-                drive.sent_file(conn, result, now_ms, ctx);
-            }
-            Want::Flush => {
+            // Nothing to read now (closed, EOF seen, or backpressure): on to the output.
+            Step::Read | Step::Send => match conn.output() {
+                Output::Bytes(bytes) => {
+                    let result = io.send(bytes);
+                    drive.sent(conn, result, now_ms, ctx);
+                }
+                Output::File(file, offset, len) => {
+                    let result = io.sendfile(file, offset, len.min(SENDFILE_CHUNK));
+                    drive.sent_file(conn, result, now_ms, ctx);
+                }
+                Output::Nothing => {
+                    let result = io.flush();
+                    drive.flushed(conn, result, now_ms, ctx);
+                }
+            },
+            Step::Flush => {
                 let result = io.flush();
                 drive.flushed(conn, result, now_ms, ctx);
             }
-            Want::Shutdown => {
+            Step::Shutdown => {
                 let result = io.shutdown_write();
                 drive.shut(conn, result, now_ms, ctx);
             }
-            Want::Close => {
+            Step::Close => {
                 io.close_notify();
                 return Verdict::Close;
             }
-            Want::Stop(verdict) => return verdict,
+            Step::StopOpen => return Verdict::Open,
+            Step::StopClose => return Verdict::Close,
+            Step::StopReset => return Verdict::Reset,
         }
     }
 }

@@ -315,7 +315,7 @@ impl Worker {
             let Some(live) = self.slab.get(*token) else {
                 continue;
             };
-            if matches!(drive.want(&mut live.conn, ctx), Want::Send(_))
+            if matches!(drive.want(&mut live.conn, ctx), Want::Send)
                 && let Some((buf, start)) = live.conn.lend_write()
             {
                 sending.push((*token, *drive, i));

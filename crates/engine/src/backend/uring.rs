@@ -555,7 +555,7 @@ fn run_plain(live: &mut Live, ring: &mut Ring, ctx: &mut Ctx, token: u64, now: u
                 live.eof_told |= result == Ok(0);
                 drive.received(&mut live.conn, result, space, now, ctx);
             }
-            Want::Send(_) => {
+            Want::Send => {
                 let (buf, start) = live.conn.lend_write().expect("bytes are due");
                 ring.send(live.fd.as_fd(), buf, start, token);
                 live.ops += 1;

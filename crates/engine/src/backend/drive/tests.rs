@@ -293,7 +293,7 @@ fn decisions(conn: &mut Conn, ctx: &mut Ctx, readable: bool, script: &[R]) -> Ve
         let want = drive.want(conn, ctx);
         let w = match &want {
             Want::Recv(_) => W::Recv,
-            Want::Send(_) => W::Send,
+            Want::Send => W::Send,
             Want::SendFile(..) => W::SendFile,
             Want::Flush => W::Flush,
             Want::Shutdown => W::Shutdown,
@@ -318,11 +318,14 @@ fn decisions(conn: &mut Conn, ctx: &mut Ctx, readable: bool, script: &[R]) -> Ve
                 let space = buf.capacity() - buf.len();
                 drive.received(conn, Err(e), space, 0, ctx);
             }
-            (Want::Send(b), R::Took(max)) => {
+            (Want::Send, R::Took(max)) => {
+                let Output::Bytes(b) = conn.output() else {
+                    panic!("Send wanted without bytes due");
+                };
                 let n = b.len().min(max);
                 drive.sent(conn, Ok(n), 0, ctx);
             }
-            (Want::Send(_), R::Fail(e)) => drive.sent(conn, Err(e), 0, ctx),
+            (Want::Send, R::Fail(e)) => drive.sent(conn, Err(e), 0, ctx),
             (Want::SendFile(_, _, len), R::Took(max)) => {
                 assert!(len <= SENDFILE_CHUNK, "one sendfile is at most a chunk");
                 drive.sent_file(conn, Ok(len.min(max)), 0, ctx);
@@ -337,14 +340,101 @@ fn decisions(conn: &mut Conn, ctx: &mut Ctx, readable: bool, script: &[R]) -> Ve
     }
 }
 
+/// The same script through [`run`], whose steps are [`Drive::want`]'s folded into the
+/// executor: an [`Io`] that answers each call from the script and records it.
+struct ScriptIo {
+    script: VecDeque<R>,
+    asked: Vec<W>,
+}
+
+impl ScriptIo {
+    fn answer(&mut self, w: W) -> R {
+        self.asked.push(w);
+        let asked = &self.asked;
+        self.script
+            .pop_front()
+            .unwrap_or_else(|| panic!("no result for {w:?} after {asked:?}"))
+    }
+}
+
+impl Io for ScriptIo {
+    fn recv(&mut self, buf: &mut Vec<u8>) -> Result<usize, Errno> {
+        match self.answer(W::Recv) {
+            R::Got(bytes) => {
+                let n = bytes.len().min(buf.capacity() - buf.len());
+                buf.extend_from_slice(&bytes[..n]);
+                Ok(n)
+            }
+            R::Fail(e) => Err(e),
+            r => panic!("{r:?} does not answer a recv"),
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) -> Result<usize, Errno> {
+        match self.answer(W::Send) {
+            R::Took(max) => Ok(bytes.len().min(max)),
+            R::Fail(e) => Err(e),
+            r => panic!("{r:?} does not answer a send"),
+        }
+    }
+
+    fn sendfile(&mut self, _: &File, _: u64, len: usize) -> Result<usize, Errno> {
+        assert!(len <= SENDFILE_CHUNK, "one sendfile is at most a chunk");
+        match self.answer(W::SendFile) {
+            R::Took(max) => Ok(len.min(max)),
+            R::Fail(e) => Err(e),
+            r => panic!("{r:?} does not answer a sendfile"),
+        }
+    }
+
+    fn shutdown_write(&mut self) -> Result<(), Errno> {
+        match self.answer(W::Shutdown) {
+            R::Done => Ok(()),
+            R::Fail(e) => Err(e),
+            r => panic!("{r:?} does not answer a shutdown"),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), Errno> {
+        match self.answer(W::Flush) {
+            R::Done => Ok(()),
+            R::Fail(e) => Err(e),
+            r => panic!("{r:?} does not answer a flush"),
+        }
+    }
+
+    fn close_notify(&mut self) {
+        self.asked.push(W::Close);
+    }
+}
+
+/// [`decisions`] through [`run`].
+fn run_decisions(conn: &mut Conn, ctx: &mut Ctx, readable: bool, script: &[R]) -> Vec<W> {
+    let mut io = ScriptIo {
+        script: script.iter().copied().collect(),
+        asked: Vec::new(),
+    };
+    let verdict = run(Drive::start(conn, readable), conn, &mut io, 0, ctx);
+    if io.asked.last() == Some(&W::Close) {
+        assert_eq!(verdict, Verdict::Close);
+    } else {
+        io.asked.push(W::Stop(verdict));
+    }
+    assert!(io.script.is_empty(), "results left over: {:?}", io.script);
+    io.asked
+}
+
 macro_rules! decisions {
     ($($name:ident: $prepare:expr, $readable:expr, [$($r:expr),* $(,)?] => [$($w:expr),* $(,)?];)*) => {$(
         #[test]
         fn $name() {
-            let (mut conn, mut ctx) = (Conn::new(0), ctx());
             let prepare: fn(&mut Conn, &mut Ctx) = $prepare;
-            prepare(&mut conn, &mut ctx);
-            assert_eq!(decisions(&mut conn, &mut ctx, $readable, &[$($r),*]), [$($w),*]);
+            let (mut conn, mut x) = (Conn::new(0), ctx());
+            prepare(&mut conn, &mut x);
+            assert_eq!(decisions(&mut conn, &mut x, $readable, &[$($r),*]), [$($w),*]);
+            let (mut conn, mut x) = (Conn::new(0), ctx());
+            prepare(&mut conn, &mut x);
+            assert_eq!(run_decisions(&mut conn, &mut x, $readable, &[$($r),*]), [$($w),*], "run");
         }
     )*};
 }
@@ -458,9 +548,9 @@ fn drive_asked_again_asks_for_the_same() {
     let space = buf.capacity() - buf.len();
     buf.extend_from_slice(GET);
     drive.received(&mut conn, Ok(GET.len()), space, 0, &mut ctx);
-    assert!(matches!(drive.want(&mut conn, &mut ctx), Want::Send(_)));
-    assert!(matches!(drive.want(&mut conn, &mut ctx), Want::Send(_)));
-    let Want::Send(bytes) = drive.want(&mut conn, &mut ctx) else {
+    assert!(matches!(drive.want(&mut conn, &mut ctx), Want::Send));
+    assert!(matches!(drive.want(&mut conn, &mut ctx), Want::Send));
+    let Output::Bytes(bytes) = conn.output() else {
         unreachable!()
     };
     let n = bytes.len();
