@@ -201,10 +201,10 @@ impl Drive {
         })
     }
 
-    /// The run stopped and says the connection waits (the fast path's end).
+    /// The run is reading (a full buffer asks for another `recv`).
     #[inline]
-    pub(crate) fn waits(self) -> bool {
-        matches!(self.0, Step::StopOpen)
+    pub(crate) fn reading(self) -> bool {
+        matches!(self.0, Step::Read)
     }
 
     /// The run stopped on a failed socket: close the connection and count a reset.

@@ -240,15 +240,10 @@ impl Worker {
         let mut drives = std::mem::take(&mut self.drives);
         self.batch_recv(batch, ready, now, &mut drives);
         self.batch_send(batch, &mut drives, now);
-        for &(token, mut drive) in &drives {
-            // A batch holds plain connections only, whose flush is no syscall: take it here,
-            // and a drive that then only waits needs nothing more than its timer.
-            if let Some(live) = self.slab.get(token)
-                && matches!(drive.want(&mut live.conn, &mut self.setup.ctx), Want::Flush)
-            {
-                drive.flushed(&mut live.conn, Ok(()), now, &mut self.setup.ctx);
-            }
-            if drive.waits() {
+        for &(token, drive) in &drives {
+            // What the rest of the drive would conclude without a syscall (a batch holds plain
+            // connections only, whose flush is none): the connection waits.
+            if !drive.reading() && self.slab.get(token).is_some_and(|l| l.conn.settled()) {
                 self.sync_timer(token);
             } else {
                 self.drive_on(token, Ok(drive), now);

@@ -142,6 +142,17 @@ impl Conn {
         self.phase == Phase::Idle && !self.has_output()
     }
 
+    /// Nothing for a drive past its reading to do but wait: idle, no bytes held, nothing to
+    /// send, not closing, reading not held back. The rest of such a drive makes no syscall and
+    /// stops with `Verdict::Open` (the epoll batch's fast path).
+    pub(crate) fn settled(&self) -> bool {
+        self.phase == Phase::Idle
+            && self.read.is_empty()
+            && !self.has_output()
+            && !self.closing
+            && !self.unread
+    }
+
     fn has_output(&self) -> bool {
         self.sent < self.write.len() || self.file.is_some()
     }

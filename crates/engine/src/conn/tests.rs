@@ -641,3 +641,30 @@ fn a_panicking_handler_gets_500_and_close_and_the_worker_lives() {
     // The server closed a connection the client meant to keep: linger.
     assert_eq!(c.next(), Next::ShutdownWrite);
 }
+
+#[test]
+fn settled_only_when_a_drive_has_nothing_to_do() {
+    let mut c = ctx();
+    let mut conn = Conn::new(0);
+    assert!(conn.settled(), "a fresh connection waits");
+    let first = b"GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HT";
+    conn.read_buf(&mut c).unwrap().extend_from_slice(first);
+    conn.on_read(first.len(), 1, &mut c);
+    assert!(!conn.settled(), "a response is due");
+    let mut out = Vec::new();
+    flush(&mut conn, &mut c, 1, &mut out);
+    assert_eq!(statuses(&out), [200]);
+    assert!(!conn.settled(), "a partial head is held");
+    let rest = b"TP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+    conn.read_buf(&mut c).unwrap().extend_from_slice(rest);
+    conn.on_read(rest.len(), 2, &mut c);
+    flush(&mut conn, &mut c, 2, &mut out);
+    conn.drained(&mut c);
+    assert!(
+        !conn.settled(),
+        "closing: the drive must shut the write side down"
+    );
+    let mut idle = Conn::new(0);
+    idle.on_eof(&mut c);
+    assert!(!idle.settled(), "EOF: the drive must close");
+}

@@ -424,11 +424,14 @@ fn run_decisions(conn: &mut Conn, ctx: &mut Ctx, readable: bool, script: &[R]) -
     io.asked
 }
 
+/// Puts a connection (and its context) in the state a row begins from.
+type Prepare = fn(&mut Conn, &mut Ctx);
+
 macro_rules! decisions {
     ($($name:ident: $prepare:expr, $readable:expr, [$($r:expr),* $(,)?] => [$($w:expr),* $(,)?];)*) => {$(
         #[test]
         fn $name() {
-            let prepare: fn(&mut Conn, &mut Ctx) = $prepare;
+            let prepare: Prepare = $prepare;
             let (mut conn, mut x) = (Conn::new(0), ctx());
             prepare(&mut conn, &mut x);
             assert_eq!(decisions(&mut conn, &mut x, $readable, &[$($r),*]), [$($w),*]);
@@ -557,9 +560,15 @@ fn drive_asked_again_asks_for_the_same() {
     drive.sent(&mut conn, Ok(n), 0, &mut ctx);
     assert!(matches!(drive.want(&mut conn, &mut ctx), Want::Flush));
     assert!(matches!(drive.want(&mut conn, &mut ctx), Want::Flush));
-    assert!(!drive.waits());
     drive.flushed(&mut conn, Ok(()), 0, &mut ctx);
-    assert!(drive.waits(), "nothing more to do: the batch's fast path");
+    assert!(matches!(
+        drive.want(&mut conn, &mut ctx),
+        Want::Stop(Verdict::Open)
+    ));
+    assert!(matches!(
+        drive.want(&mut conn, &mut ctx),
+        Want::Stop(Verdict::Open)
+    ));
 }
 
 #[test]
@@ -596,4 +605,29 @@ fn drive_with_a_file_body_due_sends_it_before_reading_on() {
     let mut want = want.to_vec();
     want.push(W::Stop(Verdict::Open));
     assert_eq!(decisions(&mut conn, &mut ctx, true, &script), want);
+}
+
+/// The epoll batch skips the rest of a drive past its reading when the connection is
+/// settled: that rest must be a flush (no syscall on a plain socket) and a wait.
+#[test]
+fn drive_of_a_settled_connection_only_flushes_and_waits() {
+    let served = |conn: &mut Conn, ctx: &mut Ctx| {
+        decisions(conn, ctx, true, &[Got(GET), Took(ALL), Done]);
+    };
+    let idle_eof = |conn: &mut Conn, ctx: &mut Ctx| conn.on_eof(ctx);
+    let cases: [(&str, Prepare, bool); 4] = [
+        ("fresh", fresh, true),
+        ("served", served, true),
+        ("timed out", timed_out, false),
+        ("eof", idle_eof, false),
+    ];
+    for (name, prepare, settled) in cases {
+        let (mut conn, mut x) = (Conn::new(0), ctx());
+        prepare(&mut conn, &mut x);
+        assert_eq!(conn.settled(), settled, "{name}");
+        if settled {
+            let rest = decisions(&mut conn, &mut x, false, &[Done]);
+            assert_eq!(rest, [W::Flush, W::Stop(Verdict::Open)], "{name}");
+        }
+    }
 }
