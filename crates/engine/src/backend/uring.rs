@@ -64,9 +64,8 @@ struct Live {
     /// The armed multishot receive.
     recv: Option<OpId>,
     /// A send (or a `POLLOUT` poll for a file body) is in flight; the output buffer is lent.
+    /// Its timeout counts from the submission ([`Conn::send_started`]).
     sending: bool,
-    /// When the send in flight was submitted (its timeout counts from here).
-    send_at_ms: u64,
     /// Operations whose final completion has not arrived.
     ops: u32,
     /// Bytes received that the connection has not taken yet (empty, no capacity, normally).
@@ -89,14 +88,14 @@ impl Tracked for Live {
     }
 
     /// While a send is in flight the output buffer is lent and the connection cannot tell
-    /// its send deadline, so it is counted here from the submission, and only it applies. A
+    /// it has output, so only its send deadline applies, counted from the submission. A
     /// closing connection waits only for its cancelled operations: no deadline.
     #[inline]
     fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)> {
         if self.closing {
             None
         } else if self.sending {
-            Some((self.send_at_ms.saturating_add(t.send), TimeoutKind::Send))
+            Some(self.conn.send_deadline(t))
         } else if let Some(tls) = &self.tls {
             super::tls::deadline(&self.conn, &tls.session, tls.held_since_ms, t)
         } else {
@@ -343,7 +342,7 @@ impl Worker {
                             // The rest is in flight.
                             live.ops += 1;
                             live.sending = true;
-                            live.send_at_ms = now;
+                            live.conn.send_started(now);
                         }
                         Some(false) => {}
                         None => failed = true,
@@ -472,7 +471,6 @@ impl Worker {
             tls,
             recv: None,
             sending: false,
-            send_at_ms: 0,
             ops: 0,
             stash: Vec::new(),
             eof: false,
@@ -560,7 +558,7 @@ fn run_plain(live: &mut Live, ring: &mut Ring, ctx: &mut Ctx, token: u64, now: u
                 ring.send(live.fd.as_fd(), buf, start, token);
                 live.ops += 1;
                 live.sending = true;
-                live.send_at_ms = now;
+                live.conn.send_started(now);
                 return Verdict::Open;
             }
             Want::SendFile(f, offset, len) => {
@@ -570,7 +568,7 @@ fn run_plain(live: &mut Live, ring: &mut Ring, ctx: &mut Ctx, token: u64, now: u
                     ring.poll(live.fd.as_fd(), pollout, false, token);
                     live.ops += 1;
                     live.sending = true;
-                    live.send_at_ms = now;
+                    live.conn.send_started(now);
                 }
                 drive.sent_file(&mut live.conn, result, now, ctx);
             }

@@ -360,13 +360,26 @@ impl Conn {
         self.since_ms = now_ms;
     }
 
+    /// A send of the output (or of what a layer below made of it) was submitted at `now_ms`:
+    /// the send timeout counts from here, as from each send's progress.
+    #[inline]
+    pub(crate) fn send_started(&mut self, now_ms: u64) {
+        self.send_since_ms = now_ms;
+    }
+
+    /// The send timeout's deadline: no progress since the last send's.
+    #[inline]
+    pub(crate) fn send_deadline(&self, t: &TimeoutsMs) -> (u64, TimeoutKind) {
+        (self.send_since_ms.saturating_add(t.send), TimeoutKind::Send)
+    }
+
     /// When and why this connection's timer fires next; `None` once closed.
     pub(crate) fn deadline(&self, t: &TimeoutsMs) -> Option<(u64, TimeoutKind)> {
         if self.phase == Phase::Closed {
             return None;
         }
         if self.has_output() {
-            return Some((self.send_since_ms.saturating_add(t.send), TimeoutKind::Send));
+            return Some(self.send_deadline(t));
         }
         let (d, kind) = match self.phase {
             // A connection that never sent a request gets no more time than a request head

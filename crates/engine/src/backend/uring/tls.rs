@@ -84,7 +84,7 @@ pub(super) fn run_tls(
         let _ = TlsIo::new(session, wire, scratch, m).flush();
         if live.sending {
             live.ops += 1;
-            live.send_at_ms = now;
+            live.conn.send_started(now);
             return Verdict::Open;
         }
         return if reset {
@@ -103,7 +103,7 @@ pub(super) fn run_tls(
     if live.sending {
         // The run submitted a send (one at most: `RingIo` has one in flight at a time).
         live.ops += 1;
-        live.send_at_ms = now;
+        live.conn.send_started(now);
     }
     match verdict {
         Verdict::Open => Verdict::Open,
