@@ -379,3 +379,74 @@ pub fn parse_response_target(data: &[u8]) {
     let pieces = response_transcript(&[&input[..split], &input[split..]], head_request);
     assert_eq!(whole, pieces);
 }
+
+/// What a connection reading HTTP/2 frames saw: each frame re-encoded (so transcripts
+/// compare), or the error; a stream error skips its frame, a connection error ends it.
+/// `Ok(None)` closes the transcript when the input ended inside a frame.
+pub fn h2_transcript(
+    reads: &[&[u8]],
+    max_frame_size: u32,
+) -> Vec<Result<Option<Vec<u8>>, crate::h2::FrameError>> {
+    use crate::h2::decode;
+    let mut buf = Vec::new();
+    let mut out = Vec::new();
+    for read in reads {
+        buf.extend_from_slice(read);
+        loop {
+            match decode(&buf, max_frame_size) {
+                Ok(Status::Complete((frame, used))) => {
+                    assert!(used <= buf.len(), "consumed more than it was given");
+                    let mut wire = Vec::new();
+                    crate::h2::encode(&frame, &mut wire);
+                    // Re-encoding is canonical: it decodes to the same frame.
+                    match decode(&wire, max_frame_size) {
+                        Ok(Status::Complete((again, n))) => {
+                            assert_eq!(again, frame);
+                            assert_eq!(n, wire.len());
+                        }
+                        other => panic!("re-encoded {frame:?} decodes as {other:?}"),
+                    }
+                    out.push(Ok(Some(wire)));
+                    buf.drain(..used);
+                }
+                Ok(Status::Partial) => break,
+                Err(e) if e.is_connection_error() => {
+                    out.push(Err(e));
+                    return out;
+                }
+                Err(e) => {
+                    assert!(e.skip <= buf.len() && e.skip >= crate::h2::HEADER_LEN);
+                    out.push(Err(e));
+                    buf.drain(..e.skip);
+                }
+            }
+        }
+    }
+    if !buf.is_empty() {
+        out.push(Ok(None));
+    }
+    out
+}
+
+/// The `h2_frame` target: the HTTP/2 frame decoder never panics, never consumes more than it
+/// was given, re-encodes every frame it accepts to bytes that decode to the same frame, and
+/// reports the same frames and errors whether the bytes arrive at once, in two reads or byte
+/// by byte. The first input byte's low bit picks SETTINGS_MAX_FRAME_SIZE (the default or
+/// 16, small enough for inputs to cross it).
+pub fn h2_frame_target(data: &[u8]) {
+    let Some((_, split, input)) = setup(data) else {
+        return;
+    };
+    let max = if data[0] & 1 == 0 {
+        crate::h2::DEFAULT_MAX_FRAME_SIZE
+    } else {
+        16
+    };
+    let whole = h2_transcript(&[input], max);
+    assert_eq!(
+        h2_transcript(&[&input[..split], &input[split..]], max),
+        whole
+    );
+    let bytewise: Vec<&[u8]> = input.chunks(1).collect();
+    assert_eq!(h2_transcript(&bytewise, max), whole);
+}

@@ -41,6 +41,7 @@ mod fast;
 mod fields;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod h2;
 mod limits;
 mod parse;
 mod request;
