@@ -42,3 +42,8 @@ fn parse_response_seeds() {
         twelve_http::fuzzing::parse_response_target,
     );
 }
+
+#[test]
+fn h2_frame_seeds() {
+    run_seeds("h2_frame", twelve_http::fuzzing::h2_frame_target);
+}
