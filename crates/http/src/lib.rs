@@ -6,7 +6,7 @@
 //! enforced where the bytes are read, and each rejection is a [`ParseError`] mapped to one
 //! status code. The client side, [`client`], parses responses for the load generator with the
 //! same vocabulary: [`Status`], [`Header`], the same Content-Length reader and the same
-//! [`ChunkedDecoder`] (unbounded).
+//! [`ChunkedDecoder`] (unbounded). [`h2`] holds the HTTP/2 frame layer (RFC 9113).
 //!
 //! ```
 //! use twelve_http::{BodyFraming, ChunkedDecoder, Connection, Header, Limits, Status};

@@ -540,6 +540,28 @@ fn partial_frames_and_early_size_errors() {
 }
 
 #[test]
+fn a_stream_error_skips_its_frame_and_decoding_goes_on() {
+    // §5.4.2: after RST_STREAM the connection carries on with the next frame.
+    let mut wire = raw(kind::PRIORITY, 0, 3, &[0, 0, 0, 3, 0]);
+    wire.extend(raw(kind::WINDOW_UPDATE, 0, 5, &[0; 4]));
+    wire.extend(raw(kind::PING, 0, 0, b"abcdefgh"));
+    let mut pos = 0;
+    for want in [
+        Err(stream(ProtocolError, 3, V::SelfDependency, 14)),
+        Err(stream(ProtocolError, 5, V::ZeroIncrement, 13)),
+    ] {
+        let got = decode(&wire[pos..], DEFAULT_MAX_FRAME_SIZE).map(|_| ());
+        assert_eq!(got, want);
+        pos += want.unwrap_err().skip;
+    }
+    let ping = Frame::Ping {
+        ack: false,
+        data: *b"abcdefgh",
+    };
+    assert_eq!(one(&wire[pos..], DEFAULT_MAX_FRAME_SIZE), Ok(ping));
+}
+
+#[test]
 fn error_codes_have_the_rfc_values() {
     for code in 0..=0xd {
         assert_eq!(ErrorCode::from_u32(code).map(ErrorCode::code), Some(code));
