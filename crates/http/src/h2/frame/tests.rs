@@ -748,4 +748,21 @@ proptest! {
     fn any_bytes_decode_without_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
         crate::fuzzing::h2_frame_target(&bytes);
     }
+
+    /// Well-framed headers over arbitrary payloads: every type's checks, valid or not, at
+    /// every split (the fuzz body), with both frame size limits.
+    #[test]
+    fn framed_junk_decodes_the_same_at_any_split(
+        seed in any::<[u8; 2]>(),
+        frames in proptest::collection::vec(
+            (0u8..12, any::<u8>(), 0u32..4, proptest::collection::vec(any::<u8>(), 0..24)),
+            1..6,
+        ),
+    ) {
+        let mut input = seed.to_vec();
+        for (k, f, s, p) in &frames {
+            input.extend(raw(*k, *f, *s, p));
+        }
+        crate::fuzzing::h2_frame_target(&input);
+    }
 }
