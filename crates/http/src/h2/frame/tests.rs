@@ -562,6 +562,29 @@ fn a_stream_error_skips_its_frame_and_decoding_goes_on() {
 }
 
 #[test]
+fn reserved_bits_and_unused_flags_are_sent_as_zero() {
+    // §4.1: the R bit and undefined flags MUST be left unset when sending.
+    let mut out = Vec::new();
+    let window = Frame::WindowUpdate {
+        stream: 0x8000_0001,
+        increment: 0x8000_0002,
+    };
+    encode(&window, &mut out);
+    assert_eq!(
+        out,
+        [0, 0, 4, kind::WINDOW_UPDATE, 0, 0, 0, 0, 1, 0, 0, 0, 2]
+    );
+    out.clear();
+    let goaway = Frame::GoAway {
+        last_stream: 0xffff_ffff,
+        code: 0,
+        debug: b"",
+    };
+    encode(&goaway, &mut out);
+    assert_eq!(&out[4..13], [0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff]);
+}
+
+#[test]
 fn error_codes_have_the_rfc_values() {
     for code in 0..=0xd {
         assert_eq!(ErrorCode::from_u32(code).map(ErrorCode::code), Some(code));
