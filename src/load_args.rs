@@ -21,7 +21,7 @@ pub struct LoadArgs {
     #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,
     /// CPUs to pin workers (and the embedded server) to, kernel list syntax (0-3,8).
-    /// Default: all online CPUs.
+    /// Default: the CPUs this process may run on (its affinity mask: `taskset -c` is honoured).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// CPU of the embedded server (default: the first of --cpus).
@@ -258,32 +258,44 @@ impl LoadArgs {
 
     /// The embedded server's CPU (when `embedded`: no URL was given) and each worker's CPU:
     /// one worker per CPU of --cpus less the server's, or --threads of them taken in turn.
+    /// Without --cpus the CPUs are those this process may run on (its affinity mask, which
+    /// `taskset -c` and a container's cpuset set), not every online CPU.
     pub fn cpus(&self, embedded: bool) -> anyhow::Result<CpuPlan> {
         let cpus = match &self.cpus {
             Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
-            None => twelve_sys::cpus::online(),
+            None => twelve_sys::cpus::allowed().unwrap_or_else(|_| twelve_sys::cpus::online()),
         };
-        if cpus.is_empty() {
-            bail!("--cpus: no CPU to run on");
-        }
-        let server = embedded.then(|| self.server_cpu.unwrap_or(cpus.as_slice()[0]));
-        let mut pool: Vec<usize> = cpus
-            .as_slice()
-            .iter()
-            .copied()
-            .filter(|c| Some(*c) != server)
-            .collect();
-        if pool.is_empty() {
-            // One CPU in all: the workers share it with the server.
-            pool = cpus.as_slice().to_vec();
-        }
-        let threads = self.threads.unwrap_or(pool.len());
-        if threads == 0 {
-            bail!("--threads 0: need at least one worker");
-        }
-        let workers = (0..threads).map(|i| Some(pool[i % pool.len()])).collect();
-        Ok(CpuPlan { server, workers })
+        plan(&cpus, self.server_cpu, self.threads, embedded)
     }
+}
+
+/// The CPU plan over `cpus` (see [`LoadArgs::cpus`]).
+fn plan(
+    cpus: &CpuList,
+    server_cpu: Option<usize>,
+    threads: Option<usize>,
+    embedded: bool,
+) -> anyhow::Result<CpuPlan> {
+    if cpus.is_empty() {
+        bail!("--cpus: no CPU to run on");
+    }
+    let server = embedded.then(|| server_cpu.unwrap_or(cpus.as_slice()[0]));
+    let mut pool: Vec<usize> = cpus
+        .as_slice()
+        .iter()
+        .copied()
+        .filter(|c| Some(*c) != server)
+        .collect();
+    if pool.is_empty() {
+        // One CPU in all: the workers share it with the server.
+        pool = cpus.as_slice().to_vec();
+    }
+    let threads = threads.unwrap_or(pool.len());
+    if threads == 0 {
+        bail!("--threads 0: need at least one worker");
+    }
+    let workers = (0..threads).map(|i| Some(pool[i % pool.len()])).collect();
+    Ok(CpuPlan { server, workers })
 }
 
 /// twelve's own server, started in this process when a run is given no URL.
@@ -319,5 +331,44 @@ impl Embedded {
             h.shutdown();
             h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! plans {
+        ($($name:ident: $mask:expr, $server:expr, $threads:expr, $embedded:expr
+            => $want_server:expr, $want_workers:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let cpus = CpuList::parse($mask).unwrap();
+                let got = plan(&cpus, $server, $threads, $embedded).unwrap();
+                let workers: Vec<usize> = got.workers.iter().map(|w| w.unwrap()).collect();
+                assert_eq!((got.server, workers), ($want_server, $want_workers));
+            }
+        )*};
+    }
+
+    plans! {
+        // `taskset -c 1`: the mask holds CPU 1 only, so everything runs there.
+        taskset_one_cpu_url: "1", None, Some(1), false => None, vec![1];
+        taskset_one_cpu_embedded: "1", None, None, true => Some(1), vec![1];
+        taskset_two_cpus_embedded: "2-3", None, None, true => Some(2), vec![3];
+        taskset_two_cpus_url: "2-3", None, None, false => None, vec![2, 3];
+        server_cpu_given: "0-3", Some(3), None, true => Some(3), vec![0, 1, 2];
+        threads_wrap: "0-1", None, Some(3), false => None, vec![0, 1, 0];
+    }
+
+    #[test]
+    fn no_cpu_is_refused() {
+        assert!(plan(&CpuList::default(), None, None, false).is_err());
+    }
+
+    #[test]
+    fn zero_threads_is_refused() {
+        let cpus = CpuList::parse("0").unwrap();
+        assert!(plan(&cpus, None, Some(0), false).is_err());
     }
 }

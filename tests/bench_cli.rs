@@ -552,3 +552,35 @@ fn unix_socket_without_a_url_is_refused() {
         stderr(&out)
     );
 }
+
+/// `taskset -c 1 twelve bench -t 1 ...`: the inherited affinity mask, not every online CPU, is
+/// where the worker (and the embedded server) are pinned.
+#[test]
+fn taskset_decides_where_the_worker_and_the_server_run() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        return twelve_testkit::skip_or_fail(format!(
+            "taskset -c 1 needs a second CPU; this machine has {cpus}"
+        ));
+    }
+    let under_taskset = |args: &[&str]| {
+        let out = Command::new("taskset")
+            .args(["-c", "1", env!("CARGO_BIN_EXE_twelve"), "bench", "-t", "1"])
+            .args(SHORT)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc
+    };
+    let server = Server::start();
+    let url = format!("http://127.0.0.1:{}/json", server.1);
+    let doc = under_taskset(&[&url]);
+    assert_eq!(doc["config"]["cpus"], serde_json::json!([1]), "{doc}");
+    assert_eq!(doc["client"]["workers"][0]["cpu"], 1, "{doc}");
+    let doc = under_taskset(&[]);
+    assert_eq!(doc["config"]["cpus"], serde_json::json!([1]), "{doc}");
+    assert_eq!(doc["config"]["server_cpu"], 1, "{doc}");
+}
