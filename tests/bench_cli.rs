@@ -91,6 +91,26 @@ fn failed_slo_exits_1_and_says_so() {
     assert!(text.contains("SLO errors<1%: pass"), "{text}");
 }
 
+/// `--slo 'p99<5s'` shows the measured value in seconds, the unit said; the JSON's `actual`
+/// stays in µs and `unit` says so.
+#[test]
+fn slo_shows_the_measured_value_in_its_own_unit() {
+    let out = bench(&[&SHORT[..], &["--slo", "p99<5s"]].concat());
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("SLO p99<5s: pass (measured "));
+    assert!(line.is_some_and(|l| l.ends_with("s)")), "{text}");
+    let out = bench(&[&SHORT[..], &["--slo", "p99<5s", "--json"]].concat());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["slo"][0]["unit"], "us", "{doc}");
+    let measured = doc["slo"][0]["measured"].as_str().unwrap();
+    let seconds: f64 = measured.strip_suffix('s').unwrap().parse().unwrap();
+    let actual = doc["slo"][0]["actual"].as_f64().unwrap();
+    assert!((seconds - actual / 1e6).abs() <= 0.0005, "{doc}");
+}
+
 #[test]
 fn hdr_log_is_written() {
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_cli.hlog");

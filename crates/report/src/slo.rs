@@ -13,6 +13,9 @@ pub struct Slo {
     metric: Metric,
     op: Op,
     limit: f64,
+    /// The expression's own unit for latency (`ms` in `p99<5ms`), whose measured value is
+    /// shown in it; empty for the other metrics.
+    shown_unit: &'static str,
 }
 
 /// What an SLO measures.
@@ -30,6 +33,18 @@ pub enum Metric {
     Errors,
     /// Responses per second.
     Rps,
+}
+
+impl Metric {
+    /// The unit of a measured value ([`SloOutcome::actual`]) and of a limit of this metric.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Quantile(_) | Metric::Mean | Metric::Max => "us",
+            Metric::ErrorPercent => "%",
+            Metric::Errors => "count",
+            Metric::Rps => "req/s",
+        }
+    }
 }
 
 /// The comparison that must hold between the measured value and the limit.
@@ -74,8 +89,14 @@ impl std::error::Error for SloError {}
 pub struct SloOutcome {
     /// The expression as given.
     pub expr: String,
-    /// The measured value, in the expression's unit (µs for latency, % or count for errors).
+    /// The measured value in the metric's unit, named by `unit` (µs for latency whatever unit
+    /// the expression used, % or count for errors, req/s).
     pub actual: f64,
+    /// The unit of `actual`: `us`, `%`, `count` or `req/s`.
+    pub unit: &'static str,
+    /// The measured value as the text report prints it: latency in the expression's own unit
+    /// (`0.095ms` for `p99<5ms`), `1.088%`, `3`, `9500.000 req/s`.
+    pub measured: String,
     /// Whether the threshold held.
     pub pass: bool,
 }
@@ -117,9 +138,13 @@ impl Slo {
             }
             _ => return Err(bad("unknown metric (p50, p99.9, mean, max, errors, rps)")),
         };
+        let mut shown_unit = "";
         let limit = match metric {
             Metric::Quantile(_) | Metric::Mean | Metric::Max => {
-                parse_latency_us(value).ok_or_else(|| bad("latency needs a unit: ns, us, ms, s"))?
+                let (us, unit) = parse_latency_us(value)
+                    .ok_or_else(|| bad("latency needs a unit: ns, us, ms, s"))?;
+                shown_unit = unit;
+                us
             }
             Metric::ErrorPercent => value
                 .trim_end_matches('%')
@@ -132,6 +157,7 @@ impl Slo {
             metric,
             op,
             limit,
+            shown_unit,
         })
     }
 
@@ -160,24 +186,50 @@ impl Slo {
         SloOutcome {
             expr: self.text.clone(),
             actual,
+            unit: self.metric.unit(),
+            measured: self.measured(actual),
             pass: self.op.holds(actual, self.limit),
+        }
+    }
+
+    /// `actual` (in the metric's unit) as the expression would write it.
+    fn measured(&self, actual: f64) -> String {
+        match self.metric {
+            Metric::Quantile(_) | Metric::Mean | Metric::Max => {
+                let unit = self.shown_unit;
+                format!("{:.3}{unit}", actual / latency_scale(unit).unwrap_or(1.0))
+            }
+            Metric::ErrorPercent => format!("{actual:.3}%"),
+            Metric::Errors => format!("{actual:.0}"),
+            Metric::Rps => format!("{actual:.3} req/s"),
         }
     }
 }
 
-/// `2ms` → 2000.0 (µs).
-fn parse_latency_us(s: &str) -> Option<f64> {
-    let split = s.find(|c: char| c.is_ascii_alphabetic())?;
+/// `2ms` → (2000.0 µs, `ms`); `µs` is named `us`.
+fn parse_latency_us(s: &str) -> Option<(f64, &'static str)> {
+    let split = s.find(|c: char| c.is_alphabetic())?;
     let (num, unit) = s.split_at(split);
     let n: f64 = num.parse().ok()?;
-    let scale = match unit {
+    let unit = match unit {
+        "ns" => "ns",
+        "us" | "µs" => "us",
+        "ms" => "ms",
+        "s" => "s",
+        _ => return None,
+    };
+    Some((n * latency_scale(unit)?, unit))
+}
+
+/// µs in one `unit`.
+fn latency_scale(unit: &str) -> Option<f64> {
+    Some(match unit {
         "ns" => 1e-3,
-        "us" | "µs" => 1.0,
+        "us" => 1.0,
         "ms" => 1e3,
         "s" => 1e6,
         _ => return None,
-    };
-    Some(n * scale)
+    })
 }
 
 #[cfg(test)]
@@ -286,6 +338,8 @@ mod tests {
             SloOutcome {
                 expr: "p99 < 2ms".into(),
                 actual: 2500.0,
+                unit: "us",
+                measured: "2.500ms".into(),
                 pass: false
             }
         );
@@ -294,7 +348,31 @@ mod tests {
 
     #[test]
     fn latency_units_scale() {
-        assert_eq!(parse_latency_us("2ms"), Some(2000.0));
-        assert_eq!(parse_latency_us("1.5s"), Some(1_500_000.0));
+        assert_eq!(parse_latency_us("2ms"), Some((2000.0, "ms")));
+        assert_eq!(parse_latency_us("1.5s"), Some((1_500_000.0, "s")));
+        assert_eq!(parse_latency_us("3µs"), Some((3.0, "us")));
+    }
+
+    /// The measured value is shown in the expression's own unit, the unit said; `actual`
+    /// stays in the metric's unit, which `unit` names.
+    macro_rules! measured {
+        ($($name:ident: $text:expr, $actual:expr => $unit:expr, $shown:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                let v = Slo::parse($text).unwrap().verdict($actual);
+                assert_eq!((v.actual, v.unit, v.measured.as_str()), ($actual, $unit, $shown));
+            }
+        )*};
+    }
+
+    measured! {
+        measured_ms: "p99<5ms", 95.295 => "us", "0.095ms";
+        measured_us: "mean<=500us", 95.295 => "us", "95.295us";
+        measured_micro_sign: "max<500µs", 95.295 => "us", "95.295us";
+        measured_ns: "p50<1ns", 1.5 => "us", "1500.000ns";
+        measured_s: "max<1s", 250_000.0 => "us", "0.250s";
+        measured_percent: "errors<0.1%", 1.0876 => "%", "1.088%";
+        measured_count: "errors<10", 3.0 => "count", "3";
+        measured_rps: "rps>1000", 9500.0 => "req/s", "9500.000 req/s";
     }
 }

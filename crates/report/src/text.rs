@@ -41,10 +41,10 @@ pub fn render(s: &Summary) -> String {
         }
         let _ = writeln!(
             o,
-            "SLO {}: {} (measured {:.3})",
+            "SLO {}: {} (measured {})",
             v.expr,
             if v.pass { "pass" } else { "FAIL" },
-            v.actual
+            v.measured
         );
     }
     o

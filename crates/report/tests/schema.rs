@@ -80,6 +80,10 @@ fn real_output_matches_schema() {
     let mut errors = Vec::new();
     validate(&schema, &schema, &doc, "$", &mut errors);
     assert!(errors.is_empty(), "{errors:#?}");
+    // `actual` stays in µs; `unit` says so and `measured` is in the SLO's own unit.
+    assert_eq!(doc["slo"][0]["unit"], "us", "{doc}");
+    assert_eq!(doc["slo"][0]["measured"], "0.030ms", "{doc}");
+    assert_eq!(doc["slo"][1]["unit"], "%", "{doc}");
     for key in ["p50_us", "p90_us", "p99_us", "p999_us", "max_us"] {
         assert!(
             doc["latency"]["corrected"][key].as_f64().unwrap() > 0.0,
@@ -277,6 +281,6 @@ Server (embedded): 500000 ns CPU per request, 2.00k requests per server CPU-seco
 Self-check: rate 1.00k of 1.00k req/s asked (rate_ratio 1.000, 1.000 over the last 20%), concurrency 16 of 16 asked, client 900000 ns CPU per request
   schedule lag (due to sent): p99 0.30us, max 0.30us
 Verdict: valid: the load was delivered, the client had room
-SLO p99<2ms: pass (measured 29.903)
-SLO errors<0.1%: FAIL (measured 1.088)
+SLO p99<2ms: pass (measured 0.030ms)
+SLO errors<0.1%: FAIL (measured 1.088%)
 ";
