@@ -29,12 +29,18 @@ struct Flags {
     #[arg(long, value_name = "FILE", conflicts_with = "urls")]
     targets: Option<std::path::PathBuf>,
     /// Stop after this many requests instead of a duration (10k, 1M).
-    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "N",
+        conflicts_with = "duration",
+        allow_hyphen_values = true
+    )]
     requests: Option<String>,
     /// Open model: requests per second from one global schedule, each due request taken by
     /// any idle connection; latency is also recorded from the intended start. A ramp:
     /// FROM:TO rises linearly over -d; FROM:TO:STEP holds each rate for -d (10k:100k:10k).
-    #[arg(short = 'R', long, value_name = "RATE")]
+    #[arg(short = 'R', long, value_name = "RATE", allow_hyphen_values = true)]
     rate: Option<String>,
     #[command(flatten)]
     load: LoadArgs,

@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long, value_name = "DUR", default_value = "10s")]
     start_timeout: String,
     /// Open model at this rate (req/s) instead of the closed model.
-    #[arg(short = 'R', long, value_name = "RATE")]
+    #[arg(short = 'R', long, value_name = "RATE", allow_hyphen_values = true)]
     rate: Option<String>,
     /// Write the comparison as JSON to FILE.
     #[arg(long, value_name = "FILE")]

@@ -15,17 +15,17 @@ pub const DEFAULT_WARMUP: &str = "1s";
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadArgs {
     /// Connections, spread evenly over the threads (a sweep's --concurrency plan sets its own).
-    #[arg(short = 'c', long, value_name = "N", default_value_t = 64)]
+    #[arg(short = 'c', long, value_name = "N", default_value_t = 64, value_parser = whole, allow_negative_numbers = true)]
     pub connections: usize,
     /// Worker threads (default: one per CPU of --cpus, less the embedded server's).
-    #[arg(short = 't', long, value_name = "N")]
+    #[arg(short = 't', long, value_name = "N", value_parser = whole, allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// CPUs to pin workers (and the embedded server) to, kernel list syntax (0-3,8).
     /// Default: the CPUs this process may run on (its affinity mask: `taskset -c` is honoured).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// CPU of the embedded server (default: the first of --cpus).
-    #[arg(long, value_name = "CPU")]
+    #[arg(long, value_name = "CPU", value_parser = whole, allow_negative_numbers = true)]
     pub server_cpu: Option<usize>,
     /// Measured duration of each run (after --warmup): 10s, 500ms, 2m.
     #[arg(short = 'd', long, value_name = "DUR", default_value = "5s")]
@@ -41,7 +41,7 @@ pub struct LoadArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Requests in flight per connection (one send per batch, one latency per request).
-    #[arg(short = 'p', long, value_name = "DEPTH", default_value_t = 1)]
+    #[arg(short = 'p', long, value_name = "DEPTH", default_value_t = 1, value_parser = whole, allow_negative_numbers = true)]
     pub pipeline: usize,
     /// A new connection per request (sends Connection: close), as ab without -k.
     #[arg(long)]
@@ -105,6 +105,14 @@ pub struct LoadArgs {
     pub unix_socket: Option<PathBuf>,
     #[command(flatten)]
     pub tls: crate::load_tls::TlsArgs,
+}
+
+/// A count flag's value (`-c`, `-t`, `-p`, `--server-cpu`): a whole number, refused in the flag's
+/// own sentence (clap names the flag and the value) rather than clap's "use '-- -5'" tip, which
+/// `allow_negative_numbers` keeps away.
+fn whole(text: &str) -> Result<usize, String> {
+    text.parse()
+        .map_err(|_| "must be a whole number, 0 or more (e.g. 1, 64)".to_string())
 }
 
 /// The pause between runs, for the commands that make several (sweep, compare).

@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, value_name = "PLAN", conflicts_with_all = ["rate", "find_max_rate"])]
     concurrency: Option<String>,
     /// Open-model steps in req/s (10k..100k:10k); with --find-max-rate the bounds LOW..HIGH.
-    #[arg(short = 'R', long, value_name = "PLAN")]
+    #[arg(short = 'R', long, value_name = "PLAN", allow_hyphen_values = true)]
     rate: Option<String>,
     /// Bisect open-model runs for the highest rate that meets every --slo.
     #[arg(long, requires = "slo")]

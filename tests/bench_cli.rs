@@ -144,6 +144,28 @@ fn bad_flag_value_exits_2_naming_the_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("-d/--duration"));
 }
 
+/// A negative value reaches the flag and is refused in its own sentence (flag, value, what is
+/// allowed), not with clap's "use '-- -5'" tip.
+#[test]
+fn negative_values_are_refused_by_their_flag() {
+    for (args, flag, allowed) in [
+        (["-R", "-5"], "-R/--rate", "a rate is a positive number"),
+        (["-R", "-5k"], "-R/--rate", "a rate is a positive number"),
+        (["-n", "-5"], "-n/--requests", "a whole number"),
+        (["-c", "-5"], "--connections", "must be a whole number"),
+        (["-t", "-1"], "--threads", "must be a whole number"),
+        (["-p", "-2"], "--pipeline", "must be a whole number"),
+    ] {
+        let out = bench(&[&args[..], &[&dead_url()]].concat());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("use '--"), "{args:?}: {err}");
+        for want in [flag, args[1], allowed] {
+            assert!(err.contains(want), "{args:?} lacks {want:?}: {err}");
+        }
+    }
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

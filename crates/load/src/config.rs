@@ -399,7 +399,13 @@ pub fn parse_rate(s: &str) -> Result<f64, ConfigError> {
         _ => (s, 1.0),
     };
     let n: f64 = num.trim().parse().map_err(|_| bad())?;
-    if !(n >= 0.0 && n.is_finite()) {
+    if n < 0.0 {
+        return Err(ConfigError(format!(
+            "{s} is negative: a rate is a positive number of requests per second \
+             (e.g. 5000, 10k, 1.5M)"
+        )));
+    }
+    if !n.is_finite() {
         return Err(bad());
     }
     Ok(n * scale)
@@ -530,5 +536,10 @@ mod tests {
         assert_eq!(parse_rate("10k").unwrap(), 10_000.0);
         assert_eq!(parse_rate("1.5M").unwrap(), 1_500_000.0);
         assert!(parse_rate("fast").is_err());
+        let negative = parse_rate("-5").unwrap_err().to_string();
+        assert!(
+            negative.starts_with("-5 is negative: a rate is a positive"),
+            "{negative}"
+        );
     }
 }
