@@ -17,7 +17,8 @@ pub struct LoadArgs {
     /// Connections, spread evenly over the threads (a sweep's --concurrency plan sets its own).
     #[arg(short = 'c', long, value_name = "N", default_value_t = 64, value_parser = whole, allow_negative_numbers = true)]
     pub connections: usize,
-    /// Worker threads (default: one per CPU of --cpus, less the embedded server's).
+    /// Worker threads (default: one per CPU of --cpus, less the embedded server's, and no more
+    /// than -c: one connection needs one worker).
     #[arg(short = 't', long, value_name = "N", value_parser = whole, allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// CPUs to pin workers (and the embedded server) to, kernel list syntax (0-3,8).
@@ -265,7 +266,8 @@ impl LoadArgs {
     }
 
     /// The embedded server's CPU (when `embedded`: no URL was given) and each worker's CPU:
-    /// one worker per CPU of --cpus less the server's, or --threads of them taken in turn.
+    /// one worker per CPU of --cpus less the server's (no more than -c), or --threads of them
+    /// taken in turn.
     /// Without --cpus the CPUs are those this process may run on (its affinity mask, which
     /// `taskset -c` and a container's cpuset set), not every online CPU.
     pub fn cpus(&self, embedded: bool) -> anyhow::Result<CpuPlan> {
@@ -273,15 +275,18 @@ impl LoadArgs {
             Some(text) => CpuList::parse(text).with_context(|| format!("--cpus {text}"))?,
             None => twelve_sys::cpus::allowed().unwrap_or_else(|_| twelve_sys::cpus::online()),
         };
-        plan(&cpus, self.server_cpu, self.threads, embedded)
+        let threads = self.threads.ok_or(self.connections);
+        plan(&cpus, self.server_cpu, threads, embedded)
     }
 }
 
-/// The CPU plan over `cpus` (see [`LoadArgs::cpus`]).
+/// The CPU plan over `cpus` (see [`LoadArgs::cpus`]); `threads` is `Ok(--threads)`, or
+/// `Err(connections)` when -t was not given: then one worker per CPU, but no more workers than
+/// connections (every worker holds at least one).
 fn plan(
     cpus: &CpuList,
     server_cpu: Option<usize>,
-    threads: Option<usize>,
+    threads: Result<usize, usize>,
     embedded: bool,
 ) -> anyhow::Result<CpuPlan> {
     if cpus.is_empty() {
@@ -298,7 +303,7 @@ fn plan(
         // One CPU in all: the workers share it with the server.
         pool = cpus.as_slice().to_vec();
     }
-    let threads = threads.unwrap_or(pool.len());
+    let threads = threads.unwrap_or_else(|connections| pool.len().min(connections).max(1));
     if threads == 0 {
         bail!("--threads 0: need at least one worker");
     }
@@ -361,22 +366,28 @@ mod tests {
 
     plans! {
         // `taskset -c 1`: the mask holds CPU 1 only, so everything runs there.
-        taskset_one_cpu_url: "1", None, Some(1), false => None, vec![1];
-        taskset_one_cpu_embedded: "1", None, None, true => Some(1), vec![1];
-        taskset_two_cpus_embedded: "2-3", None, None, true => Some(2), vec![3];
-        taskset_two_cpus_url: "2-3", None, None, false => None, vec![2, 3];
-        server_cpu_given: "0-3", Some(3), None, true => Some(3), vec![0, 1, 2];
-        threads_wrap: "0-1", None, Some(3), false => None, vec![0, 1, 0];
+        taskset_one_cpu_url: "1", None, Ok(1), false => None, vec![1];
+        taskset_one_cpu_embedded: "1", None, Err(64), true => Some(1), vec![1];
+        taskset_two_cpus_embedded: "2-3", None, Err(64), true => Some(2), vec![3];
+        taskset_two_cpus_url: "2-3", None, Err(64), false => None, vec![2, 3];
+        server_cpu_given: "0-3", Some(3), Err(64), true => Some(3), vec![0, 1, 2];
+        threads_wrap: "0-1", None, Ok(3), false => None, vec![0, 1, 0];
+        // No -t: no more workers than connections.
+        one_connection_one_worker: "0-1", None, Err(1), false => None, vec![0];
+        two_connections_of_four_cpus: "0-3", None, Err(2), true => Some(0), vec![1, 2];
+        no_connection_still_one_worker: "0-1", None, Err(0), false => None, vec![0];
+        // -t given: as many workers as asked, whatever -c.
+        threads_beyond_connections: "0-1", None, Ok(2), false => None, vec![0, 1];
     }
 
     #[test]
     fn no_cpu_is_refused() {
-        assert!(plan(&CpuList::default(), None, None, false).is_err());
+        assert!(plan(&CpuList::default(), None, Err(1), false).is_err());
     }
 
     #[test]
     fn zero_threads_is_refused() {
         let cpus = CpuList::parse("0").unwrap();
-        assert!(plan(&cpus, None, Some(0), false).is_err());
+        assert!(plan(&cpus, None, Ok(0), false).is_err());
     }
 }

@@ -144,6 +144,19 @@ fn bad_flag_value_exits_2_naming_the_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("-d/--duration"));
 }
 
+/// `-c 1` with no `-t` runs (one worker for one connection), with a URL too, where every CPU
+/// would otherwise get a worker.
+#[test]
+fn one_connection_needs_no_threads_flag() {
+    let server = Server::start();
+    let url = format!("http://127.0.0.1:{}/json", server.1);
+    let out = bench(&[&url, "-c", "1", "-n", "50", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["config"]["threads"], 1, "{doc}");
+    assert_eq!(doc["errors"]["status"]["200"], 50, "{doc}");
+}
+
 /// A negative value reaches the flag and is refused in its own sentence (flag, value, what is
 /// allowed), not with clap's "use '-- -5'" tip.
 #[test]
