@@ -123,11 +123,19 @@ fn complete(b: &[u8]) -> bool {
 
 #[test]
 fn keep_alive_requests_then_close_on_one_handshake() {
-    let pki = Pki::new("e2e-keepalive");
-    let (config, _) = tls_config(&pki);
+    keep_alive_then_close_notify("e2e-keepalive", None);
+}
+
+/// Three keep-alive requests and a `Connection: close` one on one handshake, on the suite's
+/// backend or on `io`; the server ends with close_notify, then closes.
+fn keep_alive_then_close_notify(name: &str, io: Option<Backend>) {
+    let pki = Pki::new(name);
+    let (mut config, _) = tls_config(&pki);
+    if let Some(io) = io {
+        config.io = io;
+    }
     let s = TestServer::start_with(config);
-    let client = client(&pki.ca_pem);
-    let mut c = Conn::open(&s, &client);
+    let mut c = Conn::open(&s, &client(&pki.ca_pem));
     for _ in 0..3 {
         let r = c.get("/", false);
         assert!(r.starts_with(b"HTTP/1.1 200 OK\r\n"), "{r:?}");
@@ -135,7 +143,7 @@ fn keep_alive_requests_then_close_on_one_handshake() {
     }
     let r = c.get("/", true);
     assert!(r.starts_with(b"HTTP/1.1 200 OK\r\n"));
-    // The server ends with close_notify, then closes.
+    assert!(r.ends_with(b"root"));
     c.read_until(|_| false).unwrap();
     assert!(c.tls.peer_closed());
     let m = s.wait_for("the close", |m| m.open_conns == 0);
@@ -298,21 +306,7 @@ fn tls_on_the_io_uring_backend_serves_keep_alive_and_ends_with_close_notify() {
     if let Err(e) = Backend::probe_uring() {
         return twelve_testkit::skip_or_fail(format!("io_uring unavailable here ({e})"));
     }
-    let pki = Pki::new("e2e-uring");
-    let (mut config, _) = tls_config(&pki);
-    config.io = Backend::Uring;
-    let s = TestServer::start_with(config);
-    let mut c = Conn::open(&s, &client(&pki.ca_pem));
-    for _ in 0..3 {
-        assert!(c.get("/", false).ends_with(b"root"));
-    }
-    assert!(c.get("/", true).ends_with(b"root"));
-    c.read_until(|_| false).unwrap();
-    assert!(c.tls.peer_closed());
-    let m = s.wait_for("the close", |m| m.open_conns == 0);
-    assert_eq!((m.requests, m.tls_handshakes), (4, 1));
-    assert!(m.tls_failures.is_empty(), "{m:?}");
-    finish(&s, &pki);
+    keep_alive_then_close_notify("e2e-uring", Some(Backend::Uring));
 }
 
 #[test]
