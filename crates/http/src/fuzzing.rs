@@ -450,3 +450,87 @@ pub fn h2_frame_target(data: &[u8]) {
     let bytewise: Vec<&[u8]> = input.chunks(1).collect();
     assert_eq!(h2_transcript(&bytewise, max), whole);
 }
+
+/// One block decoded with no list limit: its fields, or the error.
+type HpackBlock = Result<Vec<(Vec<u8>, Vec<u8>)>, crate::h2::hpack::HpackError>;
+
+fn hpack_decode_all(d: &mut crate::h2::hpack::Decoder, block: &[u8]) -> HpackBlock {
+    let mut fields = Vec::new();
+    let r = d.decode(block, usize::MAX, |n, v| {
+        fields.push((n.to_vec(), v.to_vec()))
+    })?;
+    assert_eq!(r, crate::h2::hpack::Decoded::Fields);
+    Ok(fields)
+}
+
+fn hpack_table(d: &crate::h2::hpack::Decoder) -> Vec<(Vec<u8>, Vec<u8>)> {
+    (0..d.table_len())
+        .map(|i| {
+            d.table_entry(i)
+                .map(|(n, v)| (n.to_vec(), v.to_vec()))
+                .unwrap()
+        })
+        .collect()
+}
+
+/// The `hpack` target: header blocks (each a length octet and up to 255 octets) through two
+/// decoders sharing a table size, one without a header list limit and one with a small one.
+/// Neither panics; they agree on every error; the limited one emits a prefix of the fields and
+/// says `TooLarge` exactly when the list passed its limit; their dynamic tables stay identical.
+/// Each decoded list then goes through an [`Encoder`](crate::h2::hpack::Encoder) and a third
+/// decoder, which must give it back with the encoder's table mirrored. The first two input
+/// octets (little-endian) pick, from bit 1 up: the table size (2 bits), the list limit
+/// (2 bits) and whether the encoder may use Huffman (1 bit).
+pub fn hpack_target(data: &[u8]) {
+    use crate::h2::hpack::{Decoded, Decoder, Encoder, Index};
+    let Some((head, mut rest)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let mode = usize::from(u16::from_le_bytes(*head) >> 1);
+    let table_size = [0, 64, 256, 4096][mode & 3];
+    let limit = [0, 100, 1000, 4096][(mode >> 2) & 3];
+    let (mut full, mut cut) = (Decoder::new(table_size), Decoder::new(table_size));
+    let (mut enc, mut dec) = (Encoder::new(), Decoder::new(4096));
+    enc.set_huffman(mode & 16 != 0);
+    while let Some((&len, tail)) = rest.split_first() {
+        let (block, tail) = tail.split_at(usize::from(len).min(tail.len()));
+        rest = tail;
+        let whole = hpack_decode_all(&mut full, block);
+        let mut got = Vec::new();
+        let part = cut.decode(block, limit, |n, v| got.push((n.to_vec(), v.to_vec())));
+        let fields = match whole {
+            Err(e) => {
+                assert_eq!(part, Err(e));
+                return;
+            }
+            Ok(fields) => fields,
+        };
+        let list: usize = fields.iter().map(|(n, v)| n.len() + v.len() + 32).sum();
+        let want = if list > limit {
+            Decoded::TooLarge
+        } else {
+            Decoded::Fields
+        };
+        assert_eq!(part, Ok(want));
+        assert_eq!(got[..], fields[..got.len()]);
+        assert_eq!(hpack_table(&cut), hpack_table(&full));
+        assert!(full.table_size() <= full.table_max_size());
+
+        let mut out = Vec::new();
+        enc.begin_block(&mut out);
+        for (i, (n, v)) in fields.iter().enumerate() {
+            let how = [Index::Incremental, Index::No, Index::Never][i % 3];
+            enc.field(&mut out, n, v, how);
+        }
+        assert_eq!(hpack_decode_all(&mut dec, &out), Ok(fields));
+        let mirrored: Vec<_> = (0..enc.table().len())
+            .map(|i| {
+                enc.table()
+                    .get(i)
+                    .map(|(n, v)| (n.to_vec(), v.to_vec()))
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(hpack_table(&dec), mirrored);
+    }
+}

@@ -47,3 +47,8 @@ fn parse_response_seeds() {
 fn h2_frame_seeds() {
     run_seeds("h2_frame", twelve_http::fuzzing::h2_frame_target);
 }
+
+#[test]
+fn hpack_seeds() {
+    run_seeds("hpack", twelve_http::fuzzing::hpack_target);
+}

@@ -5,6 +5,7 @@
 //! HPACK (RFC 7541) and the connection and stream state machine build on these frames.
 
 mod frame;
+pub mod hpack;
 
 pub use frame::{
     DEFAULT_MAX_FRAME_SIZE, Frame, FrameHeader, HEADER_LEN, MAX_FRAME_SIZE_LIMIT, PREFACE,
