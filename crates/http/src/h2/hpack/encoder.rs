@@ -1,8 +1,8 @@
 //! The HPACK encoder (RFC 7541 §6) for response heads: static-table hits, a dynamic table for
 //! fields repeated across responses, and Huffman strings when they are shorter.
 //!
-//! Finding a field in the dynamic table must not scan it: two small direct-mapped caches map
-//! a hash of (name, value) and of a name to the entry's absolute insert number, and a hit is
+//! Finding a field in the dynamic table must not scan it: two small two-way caches map a hash
+//! of (name, value) and of a name to the entry's absolute insert number, and a hit is
 //! confirmed by one compare. A miss (a collision evicted it, or the entry is gone) only costs
 //! a literal where an index would have done.
 
@@ -15,8 +15,9 @@ use super::{Index, huffman, write_int};
 /// connection for no gain.
 pub const ENCODER_MAX_TABLE_SIZE: usize = 4096;
 
-/// Slots of each cache, a power of two.
-const CACHE_SLOTS: usize = 32;
+/// Slots of each cache: 64, addressed by 6 bits of the hash.
+const CACHE_BITS: u32 = 6;
+const CACHE_SLOTS: usize = 1 << CACHE_BITS;
 
 /// Encodes the header blocks of one connection, keeping the dynamic table that the peer's
 /// decoder mirrors.
@@ -131,7 +132,7 @@ impl Encoder {
                 write_int(out, 0x80, 7, i);
                 return;
             }
-            if let Some(i) = self.find(self.fields[slot(field_hash)], name, Some(value)) {
+            if let Some(i) = self.find(&self.fields, field_hash, name, Some(value)) {
                 write_int(out, 0x80, 7, 62 + i);
                 return;
             }
@@ -142,7 +143,7 @@ impl Encoder {
             0
         };
         let name_index = static_name.or_else(|| {
-            self.find(self.names[slot(name_hash)], name, None)
+            self.find(&self.names, name_hash, name, None)
                 .map(|i| 62 + i)
         });
         let (flags, prefix) = match how {
@@ -156,24 +157,27 @@ impl Encoder {
         }
         self.string(out, value);
         if how == Index::Incremental && self.table.insert(Name::Bytes(name), value) {
-            let abs = self.table.newest().map_or(0, |n| n as u32).wrapping_add(1);
-            self.fields[slot(field_hash)] = abs;
+            remember(&mut self.fields, &self.table, field_hash);
             if static_name.is_none() {
-                self.names[slot(name_hash)] = abs;
+                remember(&mut self.names, &self.table, name_hash);
             }
         }
     }
 
-    /// The dynamic index (0 = newest) of the cached entry `abs_plus_1` if it is still in the
-    /// table with this name (and value, if given).
-    fn find(&self, abs_plus_1: u32, name: &[u8], value: Option<&[u8]>) -> Option<usize> {
-        let newest = self.table.newest()?;
-        let back = (newest as u32).wrapping_sub(abs_plus_1.wrapping_sub(1));
-        if abs_plus_1 == 0 || back as usize >= self.table.len() {
-            return None;
-        }
-        let (n, v) = self.table.get(back as usize)?;
-        (n == name && value.is_none_or(|value| v == value)).then_some(back as usize)
+    /// The dynamic index (0 = newest) of the entry cached under `h` that has this name (and
+    /// value, if given).
+    fn find(
+        &self,
+        cache: &[u32; CACHE_SLOTS],
+        h: u64,
+        name: &[u8],
+        value: Option<&[u8]>,
+    ) -> Option<usize> {
+        slots(h).into_iter().find_map(|s| {
+            let i = live(&self.table, cache[s])?;
+            let (n, v) = self.table.get(i)?;
+            (n == name && value.is_none_or(|value| v == value)).then_some(i)
+        })
     }
 
     /// Writes a string literal (§5.2), Huffman-coded when that is shorter.
@@ -208,6 +212,30 @@ fn hash(mut h: u64, bytes: &[u8]) -> u64 {
     (h.rotate_left(5) ^ bytes.len() as u64).wrapping_mul(K)
 }
 
-fn slot(h: u64) -> usize {
-    (h >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
+/// The two slots a hash may use.
+fn slots(h: u64) -> [usize; 2] {
+    let mask = CACHE_SLOTS as u64 - 1;
+    [
+        (h >> (64 - CACHE_BITS)) as usize,
+        ((h >> (64 - 2 * CACHE_BITS)) & mask) as usize,
+    ]
+}
+
+/// The dynamic index (0 = newest) of a cache slot's entry, if it is still in the table.
+fn live(table: &Dynamic, abs_plus_1: u32) -> Option<usize> {
+    let newest = table.newest()? as u32;
+    let back = newest.wrapping_sub(abs_plus_1.checked_sub(1)?) as usize;
+    (back < table.len()).then_some(back)
+}
+
+/// Caches the newest entry under `h`: in a slot that is empty or whose entry is gone, else in
+/// place of the older of the two.
+fn remember(cache: &mut [u32; CACHE_SLOTS], table: &Dynamic, h: u64) {
+    let Some(newest) = table.newest() else {
+        return;
+    };
+    let [a, b] = slots(h);
+    let age = |s: usize| live(table, cache[s]).unwrap_or(usize::MAX);
+    let s = if age(a) >= age(b) { a } else { b };
+    cache[s] = (newest as u32).wrapping_add(1);
 }

@@ -664,3 +664,40 @@ proptest! {
         }
     }
 }
+
+/// Regression: `:path` and `user-agent` of curl's request shared a slot of a direct-mapped
+/// cache, so neither was ever found again and each block re-inserted both.
+#[test]
+fn colliding_fields_are_still_indexed() {
+    let fields: &[(&[u8], &[u8])] = &[
+        (b":method", b"GET"),
+        (b":scheme", b"https"),
+        (b":authority", b"localhost:8443"),
+        (b":path", b"/baseline2?a=1&b=2"),
+        (b"user-agent", b"curl/8.14.1"),
+        (b"accept", b"*/*"),
+        (b"x-a", b"1"),
+        (b"x-b", b"2"),
+        (b"x-c", b"3"),
+        (b"cache-control", b"no-cache"),
+        (b"vary", b"accept-encoding"),
+        (b"etag", b"\"abc\""),
+    ];
+    let mut e = Encoder::new();
+    let mut d = Decoder::new(4096);
+    for round in 0..3 {
+        let mut out = Vec::new();
+        e.begin_block(&mut out);
+        for (n, v) in fields {
+            e.field(&mut out, n, v, Index::Incremental);
+        }
+        if round > 0 {
+            assert_eq!(
+                out.len(),
+                fields.len(),
+                "round {round}: one octet per field"
+            );
+        }
+        assert_eq!(decode_all(&mut d, &out).unwrap().len(), fields.len());
+    }
+}
