@@ -140,8 +140,13 @@ impl Decoder {
             }
             first = false;
             if b & 0x80 != 0 {
-                // Indexed field, 1xxxxxxx (§6.1).
-                let index = read_int(block, &mut pos, 7)?;
+                // Indexed field, 1xxxxxxx (§6.1); indexes below 127 fit the first octet.
+                let index = if b != 0xff {
+                    pos += 1;
+                    usize::from(b & 0x7f)
+                } else {
+                    read_int(block, &mut pos, 7)?
+                };
                 let (name, value) = lookup(table, index)?;
                 if emitting {
                     list_size = list_size.saturating_add(name.len() + value.len() + ENTRY_OVERHEAD);
@@ -203,6 +208,7 @@ impl Decoder {
 const SCRATCH_KEEP: usize = 4096;
 
 /// The field at `index` of the static and dynamic tables (§2.3.3).
+#[inline]
 fn lookup(table: &Dynamic, index: usize) -> Result<(&[u8], &[u8]), HpackError> {
     match index {
         0 => Err(HpackError::IndexZero),

@@ -116,26 +116,33 @@ impl Encoder {
         out.push(0x80 | index);
     }
 
-    /// Appends one field. A field found whole in the static or dynamic table becomes an index
-    /// (unless `how` is [`Index::Never`]); otherwise a literal that reuses a table's name, and
-    /// with [`Index::Incremental`] the field enters the dynamic table. Names must be lowercase
-    /// (RFC 9113 §8.2.1).
+    /// Appends one field. With [`Index::Incremental`], a field found whole in the dynamic
+    /// table or the static table becomes an index, and otherwise a literal that enters the
+    /// dynamic table. With [`Index::No`] only the static table is searched for the whole field;
+    /// with [`Index::Never`] neither. Literals reuse a table's name when they can. Names must
+    /// be lowercase (RFC 9113 §8.2.1).
     pub fn field(&mut self, out: &mut Vec<u8>, name: &[u8], value: &[u8], how: Index) {
-        let static_name = static_name(name);
-        let field_hash = if self.table.len() > 0 || how == Index::Incremental {
+        // The dynamic table first: a repeated field costs a hash and a compare, not the
+        // static name lookup. Fields not to be indexed are not looked for there: their values
+        // change (or must not be shared), so they would not be found.
+        let field_hash = if how == Index::Incremental {
             hash(hash(SEED, name), value)
         } else {
             0
         };
-        if how != Index::Never {
-            if let Some(i) = static_name.and_then(|n| static_field(n, value)) {
-                write_int(out, 0x80, 7, i);
-                return;
-            }
-            if let Some(i) = self.find(&self.fields, field_hash, name, Some(value)) {
-                write_int(out, 0x80, 7, 62 + i);
-                return;
-            }
+        if how == Index::Incremental
+            && self.table.len() > 0
+            && let Some(i) = self.find(&self.fields, field_hash, name, Some(value))
+        {
+            write_int(out, 0x80, 7, 62 + i);
+            return;
+        }
+        let static_name = static_name(name);
+        if how != Index::Never
+            && let Some(i) = static_name.and_then(|n| static_field(n, value))
+        {
+            write_int(out, 0x80, 7, i);
+            return;
         }
         let name_hash = if static_name.is_none() {
             hash(SEED, name)

@@ -136,6 +136,7 @@ fn read_int(block: &[u8], pos: &mut usize, prefix: u32) -> Result<usize, HpackEr
 
 /// Appends `value` with an `prefix`-bit prefix; `flags` holds the representation's bits above
 /// the prefix (§5.1).
+#[inline]
 fn write_int(out: &mut Vec<u8>, flags: u8, prefix: u32, value: usize) {
     let max_prefix = (1usize << prefix) - 1;
     if value < max_prefix {

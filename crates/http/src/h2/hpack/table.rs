@@ -204,6 +204,7 @@ impl Dynamic {
     }
 
     /// The entry at dynamic index `i` (0 = newest).
+    #[inline]
     pub(crate) fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
         let n = self.slots.len();
         if i >= n {
@@ -212,6 +213,7 @@ impl Dynamic {
         Some(self.entry(self.slots[n - 1 - i]))
     }
 
+    #[inline]
     fn entry(&self, s: Slot) -> (&[u8], &[u8]) {
         let name_end = s.at + s.name_len;
         (
