@@ -23,7 +23,7 @@ impl Connection {
         match (request.keep_alive, request.version) {
             (false, _) => Connection::Close,
             (true, Version::Http10) => Connection::KeepAlive,
-            (true, Version::Http11) => Connection::Default,
+            (true, Version::Http11 | Version::Http2) => Connection::Default,
         }
     }
 }

@@ -86,6 +86,9 @@ pub enum Version {
     Http10,
     /// `HTTP/1.1` (or 1.2 to 1.9): persistent by default, Host required.
     Http11,
+    /// HTTP/2 (RFC 9113): a stream of a multiplexed connection, which is never closed by
+    /// one request's fields.
+    Http2,
 }
 
 impl Version {
@@ -94,6 +97,7 @@ impl Version {
         match self {
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
+            Version::Http2 => "HTTP/2",
         }
     }
 }

@@ -2,10 +2,18 @@
 //! that borrow their payload and writes frames back, with each malformed frame mapped to the
 //! RFC's error code and scope.
 //!
-//! HPACK (RFC 7541) and the connection and stream state machine build on these frames.
+//! HPACK (RFC 7541), [`hpack`], compresses field blocks; [`ServerConn`] is the server's
+//! connection and stream state machine on top of both, and [`Fields`] a request's checked
+//! fields, read back as the [`Request`](crate::Request) handlers know from HTTP/1.1.
 
+mod fields;
 mod frame;
 pub mod hpack;
+pub mod respond;
+mod server;
+
+pub use fields::{Fields, Malformed};
+pub use server::{Fault, ServerConfig, ServerConn, Step};
 
 pub use frame::{
     DEFAULT_MAX_FRAME_SIZE, Frame, FrameHeader, HEADER_LEN, MAX_FRAME_SIZE_LIMIT, PREFACE,

@@ -1,0 +1,1087 @@
+//! The server side of an HTTP/2 connection, sans-I/O (RFC 9113 §5, §6): bytes in, one frame
+//! at a time, requests and frames out. It owns HPACK's two tables, the streams' states and
+//! both directions' flow-control windows; the caller answers each request through
+//! [`ServerConn::headers`] and [`ServerConn::data`] and never sees a frame.
+//!
+//! A stream lives in [`ServerConn`]'s table only while it is receiving a body or its
+//! response waits for window: a request that arrives whole (HEADERS with END_STREAM) and is
+//! answered at once never stays, so the table is small and searched linearly.
+
+use super::fields::{Fields, Malformed};
+use super::frame::{self, DEFAULT_MAX_FRAME_SIZE, Frame, HEADER_LEN, PREFACE, Setting, flags};
+use super::hpack::{Decoded, Decoder, Encoder, HpackError};
+use super::{ErrorCode, FrameError, Violation};
+use crate::Status;
+
+/// The largest window RFC 9113 §6.9.1 allows.
+const MAX_WINDOW: i64 = (1 << 31) - 1;
+
+/// The window every stream and the connection start with (§6.9.2).
+const DEFAULT_WINDOW: i64 = 65_535;
+
+/// How many stream ids this side reset are remembered, so that frames the peer sent before
+/// it saw the reset are ignored rather than answered with STREAM_CLOSED (§5.1, "closed").
+const RESET_MEMORY: usize = 16;
+
+/// The PING payload that asks, during a graceful close, whether the peer saw the first GOAWAY.
+const DRAIN_PING: [u8; 8] = *b"draining";
+
+/// The connection's limits: what it advertises and what it tolerates.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerConfig {
+    /// SETTINGS_MAX_CONCURRENT_STREAMS.
+    pub max_concurrent_streams: u32,
+    /// SETTINGS_INITIAL_WINDOW_SIZE: each stream's receive window.
+    pub stream_window: u32,
+    /// The connection's receive window, opened by a WINDOW_UPDATE after the preface.
+    pub connection_window: u32,
+    /// SETTINGS_MAX_HEADER_LIST_SIZE: the decoded fields of a request (names, values and
+    /// 32 octets each, §6.5.2); a larger list gets 431.
+    pub max_header_list: u32,
+    /// The most octets of one field block across HEADERS and CONTINUATION frames; more is a
+    /// CONTINUATION flood (CVE-2024-27316): GOAWAY ENHANCE_YOUR_CALM.
+    pub max_header_block: usize,
+    /// The largest request body; a larger one gets 413.
+    pub max_body: u64,
+    /// RST_STREAM frames a peer may send before its resets are weighed against its streams
+    /// (CVE-2023-44487, "rapid reset").
+    pub reset_budget: u32,
+    /// Frames that cost work and carry no request (SETTINGS, PING, PRIORITY, empty DATA,
+    /// CONTINUATION, unknown types) a peer may send beyond two per request.
+    pub control_budget: u32,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_concurrent_streams: 128,
+            stream_window: 1 << 20,
+            connection_window: 1 << 24,
+            max_header_list: 16 * 1024,
+            max_header_block: 32 * 1024,
+            max_body: 1 << 20,
+            reset_budget: 128,
+            control_budget: 1024,
+        }
+    }
+}
+
+/// Why a stream or the connection was ended: one counter each in /metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// A frame broke a rule of its own type (§4, §6).
+    Frame(Violation),
+    /// The connection did not begin with the client preface (§3.4).
+    Preface,
+    /// The first frame after the preface was not SETTINGS (§3.4).
+    SettingsFirst,
+    /// A client stream with an even id (§5.1.1).
+    EvenStream,
+    /// A new stream whose id is not above every earlier one's (§5.1.1).
+    StreamBackwards,
+    /// DATA, RST_STREAM or WINDOW_UPDATE on a stream that was never opened (§5.1).
+    IdleStream,
+    /// A frame other than PRIORITY on a stream already closed (§5.1).
+    ClosedStream,
+    /// A frame other than CONTINUATION inside a field block, or a CONTINUATION outside one
+    /// (§6.10).
+    Continuation,
+    /// A field block longer than `max_header_block` (CVE-2024-27316).
+    HeaderBlockTooLarge,
+    /// HPACK could not decode a block (RFC 7541; COMPRESSION_ERROR).
+    Hpack(HpackError),
+    /// A malformed request (§8.1.1).
+    Malformed(Malformed),
+    /// The peer sent more than a window allowed (§6.9).
+    FlowControl,
+    /// A WINDOW_UPDATE or SETTINGS took a send window past 2^31-1 (§6.9.1).
+    WindowOverflow,
+    /// Too many RST_STREAM frames (CVE-2023-44487).
+    RapidReset,
+    /// Too many frames that carry no request (SETTINGS, PING, empty DATA ... floods).
+    ControlFlood,
+    /// A PUSH_PROMISE from a client (§8.4).
+    PushPromise,
+    /// A stream over SETTINGS_MAX_CONCURRENT_STREAMS (§5.1.2).
+    Refused,
+}
+
+impl Fault {
+    /// A short name for /metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::Frame(v) => match v {
+                Violation::TooLarge => "frame_too_large",
+                Violation::BadLength => "frame_size",
+                Violation::StreamZero | Violation::StreamNonZero => "frame_stream",
+                Violation::PaddingTooLong => "padding",
+                Violation::SelfDependency => "self_dependency",
+                Violation::EnablePush | Violation::InitialWindowSize | Violation::MaxFrameSize => {
+                    "bad_setting"
+                }
+                Violation::ZeroIncrement => "zero_window_increment",
+            },
+            Fault::Preface => "preface",
+            Fault::SettingsFirst => "settings_first",
+            Fault::EvenStream => "even_stream",
+            Fault::StreamBackwards => "stream_backwards",
+            Fault::IdleStream => "idle_stream",
+            Fault::ClosedStream => "closed_stream",
+            Fault::Continuation => "continuation",
+            Fault::HeaderBlockTooLarge => "header_block_too_large",
+            Fault::Hpack(_) => "hpack",
+            Fault::Malformed(_) => "malformed",
+            Fault::FlowControl => "flow_control",
+            Fault::WindowOverflow => "window_overflow",
+            Fault::RapidReset => "rapid_reset",
+            Fault::ControlFlood => "control_flood",
+            Fault::PushPromise => "push_promise",
+            Fault::Refused => "refused_stream",
+        }
+    }
+
+    /// Every name [`Fault::name`] gives, for /metrics to list each once.
+    pub const NAMES: [&'static str; 23] = [
+        "frame_too_large",
+        "frame_size",
+        "frame_stream",
+        "padding",
+        "self_dependency",
+        "bad_setting",
+        "zero_window_increment",
+        "preface",
+        "settings_first",
+        "even_stream",
+        "stream_backwards",
+        "idle_stream",
+        "closed_stream",
+        "continuation",
+        "header_block_too_large",
+        "hpack",
+        "malformed",
+        "flow_control",
+        "window_overflow",
+        "rapid_reset",
+        "control_flood",
+        "push_promise",
+        "refused_stream",
+    ];
+}
+
+/// What one call of [`ServerConn::poll`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The input holds no whole frame (or the connection is closed): read more.
+    Partial,
+    /// A frame was handled (and maybe answered, a PING's ACK say); it used this many bytes.
+    Handled(usize),
+    /// A request is complete on `stream`: its fields are in the `fields` and its body in the
+    /// `body` given to `poll`. Answer it with [`ServerConn::headers`] and
+    /// [`ServerConn::data`].
+    Request {
+        /// Bytes used.
+        used: usize,
+        /// The stream to answer on.
+        stream: u32,
+    },
+    /// A request this server answers with an error status itself (431 for too many fields,
+    /// 413 for too large a body): the response is written; count it.
+    Refused {
+        /// Bytes used.
+        used: usize,
+        /// The status written.
+        status: u16,
+    },
+    /// A stream error: RST_STREAM is written, the connection goes on.
+    StreamError {
+        /// Bytes used.
+        used: usize,
+        /// What went wrong.
+        fault: Fault,
+    },
+    /// A connection error: GOAWAY is written; send it, then close. Nothing more is read.
+    ConnectionError(Fault),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Bytes of the client preface still to come.
+    Preface,
+    /// The preface came; the first frame must be SETTINGS.
+    FirstSettings,
+    Open,
+    Closed,
+}
+
+/// A stream in the table: receiving a body, or answered only in part.
+#[derive(Debug)]
+struct Stream {
+    id: u32,
+    /// The client may still send DATA (no END_STREAM yet).
+    receiving: bool,
+    /// Room the client left us to send on this stream.
+    send_window: i64,
+    /// Room we left the client on this stream, and how much of it was used since the last
+    /// WINDOW_UPDATE.
+    recv_window: i64,
+    recv_unacked: u32,
+    /// The head of a request whose body is still arriving.
+    head: Option<Box<Fields>>,
+    body: Vec<u8>,
+    /// Response headers are written (the caller is answering).
+    answering: bool,
+}
+
+/// A field block being gathered across HEADERS and CONTINUATION frames.
+#[derive(Debug)]
+struct PendingBlock {
+    stream: u32,
+    end_stream: bool,
+    bytes: Vec<u8>,
+}
+
+/// One HTTP/2 connection, server side.
+#[derive(Debug)]
+pub struct ServerConn {
+    cfg: ServerConfig,
+    phase: Phase,
+    decoder: Decoder,
+    encoder: Encoder,
+    /// The peer's SETTINGS_INITIAL_WINDOW_SIZE and SETTINGS_MAX_FRAME_SIZE.
+    peer_stream_window: i64,
+    peer_max_frame: u32,
+    /// The connection's send window, and what is left of its receive window.
+    send_window: i64,
+    recv_window: i64,
+    recv_unacked: u32,
+    /// The highest stream id the client opened.
+    last_stream: u32,
+    streams: Vec<Stream>,
+    block: Option<PendingBlock>,
+    /// Stream ids this side reset lately (see [`RESET_MEMORY`]).
+    reset_ids: [u32; RESET_MEMORY],
+    reset_next: usize,
+    /// GOAWAY was sent with the last stream taken (gracefully or not); no new stream is taken.
+    going_away: bool,
+    /// The first GOAWAY of a graceful close was sent (see [`ServerConn::shutdown`]).
+    draining: bool,
+    /// The peer sent GOAWAY: finish what is open, take nothing new.
+    peer_going_away: bool,
+    streams_opened: u64,
+    resets: u64,
+    control: u64,
+}
+
+impl ServerConn {
+    /// A connection waiting for the client preface; call [`ServerConn::start`] before the
+    /// first `poll` to write the server's own preface.
+    pub fn new(cfg: ServerConfig) -> Self {
+        Self {
+            cfg,
+            phase: Phase::Preface,
+            decoder: Decoder::new(4096),
+            encoder: Encoder::new(),
+            peer_stream_window: DEFAULT_WINDOW,
+            peer_max_frame: DEFAULT_MAX_FRAME_SIZE,
+            send_window: DEFAULT_WINDOW,
+            recv_window: DEFAULT_WINDOW,
+            recv_unacked: 0,
+            last_stream: 0,
+            streams: Vec::new(),
+            block: None,
+            reset_ids: [0; RESET_MEMORY],
+            reset_next: 0,
+            going_away: false,
+            draining: false,
+            peer_going_away: false,
+            streams_opened: 0,
+            resets: 0,
+            control: 0,
+        }
+    }
+
+    /// Writes the server connection preface (§3.4): SETTINGS, then a WINDOW_UPDATE opening the
+    /// connection's receive window past the default.
+    pub fn start(&mut self, out: &mut Vec<u8>) {
+        frame::encode_settings(
+            out,
+            false,
+            &[
+                Setting::MaxConcurrentStreams(self.cfg.max_concurrent_streams),
+                Setting::InitialWindowSize(self.cfg.stream_window),
+                Setting::MaxHeaderListSize(self.cfg.max_header_list),
+            ],
+        );
+        let extra = i64::from(self.cfg.connection_window) - DEFAULT_WINDOW;
+        if extra > 0 {
+            window_update(out, 0, extra as u32);
+            self.recv_window += extra;
+        }
+    }
+
+    /// Handles the frame at the start of `input` (or the preface), writing what it calls for
+    /// to `out`; a complete request's fields go to `fields` and its body to `body`.
+    pub fn poll(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        fields: &mut Fields,
+        body: &mut Vec<u8>,
+    ) -> Step {
+        match self.phase {
+            Phase::Closed => Step::Partial,
+            Phase::Preface => {
+                let n = input.len().min(PREFACE.len());
+                if input[..n] != PREFACE[..n] {
+                    return self.conn_error(out, ErrorCode::ProtocolError, Fault::Preface);
+                }
+                if n < PREFACE.len() {
+                    return Step::Partial;
+                }
+                self.phase = Phase::FirstSettings;
+                Step::Handled(PREFACE.len())
+            }
+            Phase::FirstSettings | Phase::Open => {
+                match frame::decode(input, DEFAULT_MAX_FRAME_SIZE) {
+                    Ok(Status::Partial) => Step::Partial,
+                    Ok(Status::Complete((f, used))) => self.on_frame(f, used, out, fields, body),
+                    Err(e) => self.frame_error(e, input, out),
+                }
+            }
+        }
+    }
+
+    fn frame_error(&mut self, e: FrameError, input: &[u8], out: &mut Vec<u8>) -> Step {
+        let fault = Fault::Frame(e.violation);
+        // A stream error in a frame that carries a field block would leave HPACK's table out
+        // of step with the peer's (§4.3): it ends the connection instead.
+        let carries_block = input
+            .get(3)
+            .is_some_and(|&t| t == frame::kind::HEADERS || t == frame::kind::CONTINUATION);
+        if e.is_connection_error() || carries_block || self.block.is_some() {
+            return self.conn_error(out, e.code, fault);
+        }
+        self.reset(out, e.stream, e.code);
+        Step::StreamError {
+            used: e.skip,
+            fault,
+        }
+    }
+
+    fn on_frame(
+        &mut self,
+        f: Frame<'_>,
+        used: usize,
+        out: &mut Vec<u8>,
+        fields: &mut Fields,
+        body: &mut Vec<u8>,
+    ) -> Step {
+        if self.phase == Phase::FirstSettings {
+            if !matches!(f, Frame::Settings { ack: false, .. }) {
+                return self.conn_error(out, ErrorCode::ProtocolError, Fault::SettingsFirst);
+            }
+            self.phase = Phase::Open;
+        }
+        if let Some(b) = &self.block {
+            // §6.10: only CONTINUATION of the same stream may follow an open field block.
+            match f {
+                Frame::Continuation { stream, .. } if stream == b.stream => {}
+                _ => {
+                    return self.conn_error(out, ErrorCode::ProtocolError, Fault::Continuation);
+                }
+            }
+        }
+        let step = match f {
+            Frame::Data {
+                stream,
+                end_stream,
+                data,
+                ..
+            } => self.on_data(
+                stream,
+                end_stream,
+                data,
+                f.flow_len(),
+                used,
+                out,
+                fields,
+                body,
+            ),
+            Frame::Headers {
+                stream,
+                end_stream,
+                end_headers,
+                block,
+                ..
+            } => self.on_headers(
+                stream,
+                end_stream,
+                end_headers,
+                block,
+                used,
+                out,
+                fields,
+                body,
+            ),
+            Frame::Continuation {
+                end_headers, block, ..
+            } => {
+                let Some(mut pending) = self.block.take() else {
+                    return self.conn_error(out, ErrorCode::ProtocolError, Fault::Continuation);
+                };
+                if pending.bytes.len() + block.len() > self.cfg.max_header_block {
+                    return self.conn_error(
+                        out,
+                        ErrorCode::EnhanceYourCalm,
+                        Fault::HeaderBlockTooLarge,
+                    );
+                }
+                pending.bytes.extend_from_slice(block);
+                if !end_headers {
+                    self.control += 1;
+                    self.block = Some(pending);
+                    return self.budget(Step::Handled(used), out);
+                }
+                self.on_block(
+                    pending.stream,
+                    pending.end_stream,
+                    &pending.bytes,
+                    used,
+                    out,
+                    fields,
+                    body,
+                )
+            }
+            Frame::Priority { .. } => {
+                self.control += 1;
+                Step::Handled(used)
+            }
+            Frame::RstStream { stream, .. } => self.on_rst(stream, used, out),
+            Frame::Settings { ack, settings } => {
+                if ack {
+                    return Step::Handled(used);
+                }
+                self.control += 1;
+                for s in settings {
+                    if let Err(fault) = self.apply(s) {
+                        let code = match fault {
+                            Fault::WindowOverflow => ErrorCode::FlowControlError,
+                            _ => ErrorCode::ProtocolError,
+                        };
+                        return self.conn_error(out, code, fault);
+                    }
+                }
+                frame::encode_settings(out, true, &[]);
+                Step::Handled(used)
+            }
+            Frame::PushPromise { .. } => {
+                return self.conn_error(out, ErrorCode::ProtocolError, Fault::PushPromise);
+            }
+            Frame::Ping { ack, data } => {
+                if !ack {
+                    self.control += 1;
+                    frame::encode(&Frame::Ping { ack: true, data }, out);
+                } else if data == DRAIN_PING && self.draining && !self.going_away {
+                    // The peer saw the first GOAWAY, so every stream it will open is open.
+                    self.goaway(out, ErrorCode::NoError);
+                }
+                Step::Handled(used)
+            }
+            Frame::GoAway { .. } => {
+                self.peer_going_away = true;
+                Step::Handled(used)
+            }
+            // Not counted against the budget: a client reading a long body sends one for each
+            // DATA frame, and one costs no output.
+            Frame::WindowUpdate { stream, increment } => {
+                self.on_window_update(stream, increment, used, out)
+            }
+            Frame::Unknown { .. } => {
+                self.control += 1;
+                Step::Handled(used)
+            }
+        };
+        self.budget(step, out)
+    }
+
+    /// Ends the connection once frames that carry no request pass their budget.
+    fn budget(&mut self, step: Step, out: &mut Vec<u8>) -> Step {
+        let allowed = u64::from(self.cfg.control_budget) + 2 * self.streams_opened;
+        if self.control > allowed && !matches!(step, Step::ConnectionError(_)) {
+            return self.conn_error(out, ErrorCode::EnhanceYourCalm, Fault::ControlFlood);
+        }
+        step
+    }
+
+    fn apply(&mut self, s: Setting) -> Result<(), Fault> {
+        match s {
+            Setting::HeaderTableSize(n) => self.encoder.set_max_table_size(n as usize),
+            Setting::InitialWindowSize(n) => {
+                // §6.9.2: the change applies to every open stream's window.
+                let delta = i64::from(n) - self.peer_stream_window;
+                self.peer_stream_window = i64::from(n);
+                for s in &mut self.streams {
+                    s.send_window += delta;
+                    if s.send_window > MAX_WINDOW {
+                        return Err(Fault::WindowOverflow);
+                    }
+                }
+            }
+            Setting::MaxFrameSize(n) => self.peer_max_frame = n,
+            Setting::EnablePush(_) | Setting::MaxConcurrentStreams(_) => {}
+            Setting::MaxHeaderListSize(_) => {}
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_headers(
+        &mut self,
+        stream: u32,
+        end_stream: bool,
+        end_headers: bool,
+        block: &[u8],
+        used: usize,
+        out: &mut Vec<u8>,
+        fields: &mut Fields,
+        body: &mut Vec<u8>,
+    ) -> Step {
+        if stream.is_multiple_of(2) {
+            return self.conn_error(out, ErrorCode::ProtocolError, Fault::EvenStream);
+        }
+        if stream <= self.last_stream && self.find(stream).is_none() {
+            // A HEADERS on a stream that was opened and closed: §5.1 "closed".
+            return self.conn_error(out, ErrorCode::StreamClosed, Fault::StreamBackwards);
+        }
+        if block.len() > self.cfg.max_header_block {
+            return self.conn_error(out, ErrorCode::EnhanceYourCalm, Fault::HeaderBlockTooLarge);
+        }
+        if !end_headers {
+            self.block = Some(PendingBlock {
+                stream,
+                end_stream,
+                bytes: block.to_vec(),
+            });
+            return Step::Handled(used);
+        }
+        self.on_block(stream, end_stream, block, used, out, fields, body)
+    }
+
+    /// A whole field block arrived for `stream`: a new request, or the trailers of one whose
+    /// body is arriving.
+    #[allow(clippy::too_many_arguments)]
+    fn on_block(
+        &mut self,
+        stream: u32,
+        end_stream: bool,
+        block: &[u8],
+        used: usize,
+        out: &mut Vec<u8>,
+        fields: &mut Fields,
+        body: &mut Vec<u8>,
+    ) -> Step {
+        let trailers = self.find(stream);
+        fields.clear();
+        if trailers.is_some() {
+            fields.begin_trailers();
+        }
+        let max = self.cfg.max_header_list as usize;
+        let decoded = match self.decoder.decode(block, max, |n, v| fields.push(n, v)) {
+            Ok(d) => d,
+            Err(e) => {
+                return self.conn_error(out, ErrorCode::CompressionError, Fault::Hpack(e));
+            }
+        };
+        fields.finish();
+        if let Some(i) = trailers {
+            // §8.1: trailers end the stream; anything else is malformed.
+            if !end_stream || !self.streams[i].receiving {
+                let fault = Fault::Malformed(Malformed::BadTrailers);
+                return self.stream_error(out, stream, ErrorCode::ProtocolError, fault, used);
+            }
+            if let Some(e) = fields.error() {
+                return self.stream_error(
+                    out,
+                    stream,
+                    ErrorCode::ProtocolError,
+                    Fault::Malformed(e),
+                    used,
+                );
+            }
+            return self.finish_body(i, used, out, fields, body);
+        }
+        self.last_stream = stream;
+        if self.going_away || self.peer_going_away {
+            // §6.8: streams above the last one GOAWAY named are ignored.
+            return Step::Handled(used);
+        }
+        self.streams_opened += 1;
+        if self.streams.len() >= self.cfg.max_concurrent_streams as usize {
+            return self.stream_error(out, stream, ErrorCode::RefusedStream, Fault::Refused, used);
+        }
+        if let Some(e) = fields.error() {
+            return self.stream_error(
+                out,
+                stream,
+                ErrorCode::ProtocolError,
+                Fault::Malformed(e),
+                used,
+            );
+        }
+        if decoded == Decoded::TooLarge {
+            self.respond_error(out, stream, 431);
+            return Step::Refused { used, status: 431 };
+        }
+        if fields.content_length.is_some_and(|n| n > self.cfg.max_body) {
+            self.respond_error(out, stream, 413);
+            if !end_stream {
+                self.reset(out, stream, ErrorCode::NoError);
+            }
+            return Step::Refused { used, status: 413 };
+        }
+        if end_stream && fields.content_length.is_some_and(|n| n > 0) {
+            let fault = Fault::Malformed(Malformed::ContentLengthMismatch);
+            return self.stream_error(out, stream, ErrorCode::ProtocolError, fault, used);
+        }
+        let mut s = Stream {
+            id: stream,
+            receiving: !end_stream,
+            send_window: self.peer_stream_window,
+            recv_window: i64::from(self.cfg.stream_window),
+            recv_unacked: 0,
+            head: None,
+            body: Vec::new(),
+            answering: false,
+        };
+        if end_stream {
+            self.streams.push(s);
+            return Step::Request { used, stream };
+        }
+        s.head = Some(Box::new(std::mem::take(fields)));
+        self.streams.push(s);
+        Step::Handled(used)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_data(
+        &mut self,
+        stream: u32,
+        end_stream: bool,
+        data: &[u8],
+        flow_len: u32,
+        used: usize,
+        out: &mut Vec<u8>,
+        fields: &mut Fields,
+        body: &mut Vec<u8>,
+    ) -> Step {
+        // The connection window counts every DATA frame, whatever its stream's state (§6.9).
+        self.recv_window -= i64::from(flow_len);
+        if self.recv_window < 0 {
+            return self.conn_error(out, ErrorCode::FlowControlError, Fault::FlowControl);
+        }
+        self.recv_unacked += flow_len;
+        if self.recv_unacked >= self.cfg.connection_window / 2 {
+            window_update(out, 0, self.recv_unacked);
+            self.recv_window += i64::from(self.recv_unacked);
+            self.recv_unacked = 0;
+        }
+        if data.is_empty() && !end_stream {
+            self.control += 1;
+        }
+        let Some(i) = self.find(stream) else {
+            if stream > self.last_stream {
+                return self.conn_error(out, ErrorCode::ProtocolError, Fault::IdleStream);
+            }
+            if self.reset_ids.contains(&stream) {
+                return Step::Handled(used);
+            }
+            return self.stream_error(
+                out,
+                stream,
+                ErrorCode::StreamClosed,
+                Fault::ClosedStream,
+                used,
+            );
+        };
+        if !self.streams[i].receiving {
+            return self.stream_error(
+                out,
+                stream,
+                ErrorCode::StreamClosed,
+                Fault::ClosedStream,
+                used,
+            );
+        }
+        let s = &mut self.streams[i];
+        s.recv_window -= i64::from(flow_len);
+        if s.recv_window < 0 {
+            return self.stream_error(
+                out,
+                stream,
+                ErrorCode::FlowControlError,
+                Fault::FlowControl,
+                used,
+            );
+        }
+        s.body.extend_from_slice(data);
+        let len = s.body.len() as u64;
+        let declared = s.head.as_ref().and_then(|h| h.content_length);
+        if len > self.cfg.max_body {
+            self.respond_error(out, stream, 413);
+            self.reset(out, stream, ErrorCode::NoError);
+            return Step::Refused { used, status: 413 };
+        }
+        if declared.is_some_and(|n| len > n || (end_stream && len != n)) {
+            let fault = Fault::Malformed(Malformed::ContentLengthMismatch);
+            return self.stream_error(out, stream, ErrorCode::ProtocolError, fault, used);
+        }
+        if end_stream {
+            return self.finish_body(i, used, out, fields, body);
+        }
+        s.recv_unacked += flow_len;
+        if s.recv_unacked >= self.cfg.stream_window / 2 {
+            window_update(out, stream, s.recv_unacked);
+            s.recv_window += i64::from(s.recv_unacked);
+            s.recv_unacked = 0;
+        }
+        Step::Handled(used)
+    }
+
+    /// The request on `self.streams[i]` is whole: hand its head and body over.
+    fn finish_body(
+        &mut self,
+        i: usize,
+        used: usize,
+        out: &mut Vec<u8>,
+        fields: &mut Fields,
+        body: &mut Vec<u8>,
+    ) -> Step {
+        let s = &mut self.streams[i];
+        s.receiving = false;
+        let stream = s.id;
+        let declared = s.head.as_ref().and_then(|h| h.content_length);
+        if declared.is_some_and(|n| n != s.body.len() as u64) {
+            let fault = Fault::Malformed(Malformed::ContentLengthMismatch);
+            return self.stream_error(out, stream, ErrorCode::ProtocolError, fault, used);
+        }
+        if let Some(head) = s.head.take() {
+            *fields = *head;
+        }
+        std::mem::swap(body, &mut s.body);
+        s.body = Vec::new();
+        Step::Request { used, stream }
+    }
+
+    fn on_rst(&mut self, stream: u32, used: usize, out: &mut Vec<u8>) -> Step {
+        if stream > self.last_stream {
+            return self.conn_error(out, ErrorCode::ProtocolError, Fault::IdleStream);
+        }
+        self.resets += 1;
+        if self.resets > u64::from(self.cfg.reset_budget) && self.resets * 4 > self.streams_opened {
+            return self.conn_error(out, ErrorCode::EnhanceYourCalm, Fault::RapidReset);
+        }
+        if let Some(i) = self.find(stream) {
+            self.streams.swap_remove(i);
+        }
+        Step::Handled(used)
+    }
+
+    fn on_window_update(&mut self, stream: u32, inc: u32, used: usize, out: &mut Vec<u8>) -> Step {
+        if stream == 0 {
+            self.send_window += i64::from(inc);
+            if self.send_window > MAX_WINDOW {
+                return self.conn_error(out, ErrorCode::FlowControlError, Fault::WindowOverflow);
+            }
+            return Step::Handled(used);
+        }
+        if stream > self.last_stream {
+            return self.conn_error(out, ErrorCode::ProtocolError, Fault::IdleStream);
+        }
+        if let Some(i) = self.find(stream) {
+            let s = &mut self.streams[i];
+            s.send_window += i64::from(inc);
+            if s.send_window > MAX_WINDOW {
+                return self.stream_error(
+                    out,
+                    stream,
+                    ErrorCode::FlowControlError,
+                    Fault::WindowOverflow,
+                    used,
+                );
+            }
+        }
+        Step::Handled(used)
+    }
+
+    fn find(&self, stream: u32) -> Option<usize> {
+        self.streams.iter().position(|s| s.id == stream)
+    }
+
+    fn stream_error(
+        &mut self,
+        out: &mut Vec<u8>,
+        stream: u32,
+        code: ErrorCode,
+        fault: Fault,
+        used: usize,
+    ) -> Step {
+        self.reset(out, stream, code);
+        Step::StreamError { used, fault }
+    }
+
+    /// Resets `stream` with `code` (RST_STREAM) and forgets it.
+    pub fn reset(&mut self, out: &mut Vec<u8>, stream: u32, code: ErrorCode) {
+        frame::encode(
+            &Frame::RstStream {
+                stream,
+                code: code.code(),
+            },
+            out,
+        );
+        if let Some(i) = self.find(stream) {
+            self.streams.swap_remove(i);
+        }
+        self.reset_ids[self.reset_next] = stream;
+        self.reset_next = (self.reset_next + 1) % RESET_MEMORY;
+    }
+
+    fn conn_error(&mut self, out: &mut Vec<u8>, code: ErrorCode, fault: Fault) -> Step {
+        self.goaway(out, code);
+        self.phase = Phase::Closed;
+        self.streams.clear();
+        self.block = None;
+        Step::ConnectionError(fault)
+    }
+
+    fn goaway(&mut self, out: &mut Vec<u8>, code: ErrorCode) {
+        frame::encode(
+            &Frame::GoAway {
+                last_stream: self.last_stream,
+                code: code.code(),
+                debug: b"",
+            },
+            out,
+        );
+        self.going_away = true;
+    }
+
+    /// Begins a graceful close as RFC 9113 §6.8 describes it: a GOAWAY naming the largest
+    /// stream id, so that requests already on their way are still taken, and a PING; its ACK
+    /// shows the peer saw the GOAWAY, and the second GOAWAY names the last stream taken. No
+    /// request a client sent before it learned of the close is refused, so a client that
+    /// never retries loses none. Once [`ServerConn::is_done`], close.
+    pub fn shutdown(&mut self, out: &mut Vec<u8>) {
+        if self.draining || self.going_away || self.phase == Phase::Closed {
+            return;
+        }
+        self.draining = true;
+        frame::encode(
+            &Frame::GoAway {
+                last_stream: MAX_WINDOW as u32,
+                code: ErrorCode::NoError.code(),
+                debug: b"",
+            },
+            out,
+        );
+        frame::encode(
+            &Frame::Ping {
+                ack: false,
+                data: DRAIN_PING,
+            },
+            out,
+        );
+    }
+
+    /// Whether `stream` is open: receiving, or answered only in part.
+    pub fn is_open(&self, stream: u32) -> bool {
+        self.find(stream).is_some()
+    }
+
+    /// Whether [`ServerConn::shutdown`] was called (or the connection already ended).
+    pub fn is_draining(&self) -> bool {
+        self.draining || self.going_away || self.phase == Phase::Closed
+    }
+
+    /// No stream is open, and either side said GOAWAY or an error ended the connection: once
+    /// the output is sent, close.
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Closed
+            || ((self.going_away || self.peer_going_away)
+                && self.streams.is_empty()
+                && self.block.is_none())
+    }
+
+    /// No stream is open and no field block is half received: the connection is idle.
+    pub fn is_idle(&self) -> bool {
+        self.streams.is_empty() && self.block.is_none()
+    }
+
+    /// Whether some stream waits for the peer to open its window.
+    pub fn is_blocked(&self) -> bool {
+        self.streams.iter().any(|s| s.answering)
+    }
+
+    /// Writes the response head for `stream`: `write` appends fields with the encoder
+    /// (`:status` first); END_STREAM when the response has no body. A block over the peer's
+    /// frame size continues in CONTINUATION frames (§6.10).
+    pub fn headers(
+        &mut self,
+        out: &mut Vec<u8>,
+        stream: u32,
+        end_stream: bool,
+        write: impl FnOnce(&mut Encoder, &mut Vec<u8>),
+    ) {
+        let start = out.len();
+        out.extend_from_slice(&[0; HEADER_LEN]);
+        self.encoder.begin_block(out);
+        write(&mut self.encoder, out);
+        let len = out.len() - start - HEADER_LEN;
+        let max = self.peer_max_frame as usize;
+        let mut f = flags::END_HEADERS;
+        if end_stream {
+            f |= flags::END_STREAM;
+        }
+        if len <= max {
+            write_header(&mut out[start..], len, frame::kind::HEADERS, f, stream);
+        } else {
+            split_block(out, start, max, f, stream);
+        }
+        if let Some(i) = self.find(stream) {
+            if end_stream {
+                self.streams.swap_remove(i);
+            } else {
+                self.streams[i].answering = true;
+            }
+        }
+    }
+
+    /// How many body octets `stream` may send now: the smaller of its window and the
+    /// connection's.
+    pub fn send_capacity(&self, stream: u32) -> usize {
+        let s = self.find(stream).map_or(0, |i| self.streams[i].send_window);
+        s.min(self.send_window).max(0) as usize
+    }
+
+    /// Sends as much of `data` as the windows allow as DATA frames of at most the peer's
+    /// frame size, END_STREAM on the last when all of it went and `end_stream`; returns how
+    /// much went. The stream is forgotten once its END_STREAM is written.
+    pub fn data(&mut self, out: &mut Vec<u8>, stream: u32, data: &[u8], end_stream: bool) -> usize {
+        let Some(i) = self.find(stream) else {
+            return 0;
+        };
+        let room = self.streams[i].send_window.min(self.send_window).max(0) as usize;
+        let n = data.len().min(room);
+        let max = self.peer_max_frame as usize;
+        let mut sent = 0;
+        loop {
+            let len = (n - sent).min(max);
+            let last = sent + len == n;
+            let f = if last && n == data.len() && end_stream {
+                flags::END_STREAM
+            } else {
+                0
+            };
+            if len == 0 && f == 0 {
+                break;
+            }
+            let at = out.len();
+            out.extend_from_slice(&[0; HEADER_LEN]);
+            write_header(&mut out[at..], len, frame::kind::DATA, f, stream);
+            out.extend_from_slice(&data[sent..sent + len]);
+            sent += len;
+            if last {
+                break;
+            }
+        }
+        let s = &mut self.streams[i];
+        s.send_window -= n as i64;
+        self.send_window -= n as i64;
+        if n == data.len() && end_stream {
+            self.streams.swap_remove(i);
+        }
+        n
+    }
+
+    /// Writes a whole error response (`status`, a one-line plain-text body) on `stream`.
+    pub fn respond_error(&mut self, out: &mut Vec<u8>, stream: u32, status: u16) {
+        if self.find(stream).is_none() {
+            self.streams.push(Stream {
+                id: stream,
+                receiving: false,
+                send_window: self.peer_stream_window,
+                recv_window: 0,
+                recv_unacked: 0,
+                head: None,
+                body: Vec::new(),
+                answering: false,
+            });
+        }
+        let mut body = [0u8; 64];
+        let text = format_error(&mut body, status);
+        self.headers(out, stream, false, |enc, out| {
+            super::respond::head(
+                enc,
+                out,
+                status,
+                Some("text/plain; charset=utf-8"),
+                Some(text.len() as u64),
+                &[],
+            );
+        });
+        let n = self.data(out, stream, text, true);
+        if n < text.len() {
+            // A window too small even for an error's body: the stream is reset instead.
+            self.reset(out, stream, ErrorCode::Cancel);
+        }
+    }
+}
+
+/// `status reason\n` into `buf`.
+fn format_error(buf: &mut [u8; 64], status: u16) -> &[u8] {
+    use std::io::Write;
+    let mut w = &mut buf[..];
+    let _ = writeln!(w, "{status} {}", crate::reason_phrase(status));
+    let left = w.len();
+    &buf[..64 - left]
+}
+
+fn window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
+    frame::encode(&Frame::WindowUpdate { stream, increment }, out);
+}
+
+fn write_header(at: &mut [u8], len: usize, kind: u8, flags: u8, stream: u32) {
+    let len = len as u32;
+    at[..3].copy_from_slice(&len.to_be_bytes()[1..]);
+    at[3] = kind;
+    at[4] = flags;
+    at[5..9].copy_from_slice(&stream.to_be_bytes());
+}
+
+/// Cuts the field block written after `out[start..start + 9]` into a HEADERS frame and
+/// CONTINUATION frames of at most `max` octets; `f` holds HEADERS' flags, END_HEADERS moving
+/// to the last frame.
+fn split_block(out: &mut Vec<u8>, start: usize, max: usize, f: u8, stream: u32) {
+    let block = out.split_off(start + HEADER_LEN);
+    out.truncate(start);
+    let mut chunks = block.chunks(max).peekable();
+    let mut first = true;
+    while let Some(c) = chunks.next() {
+        let last = chunks.peek().is_none();
+        let (kind, mut fl) = if first {
+            (frame::kind::HEADERS, f & flags::END_STREAM)
+        } else {
+            (frame::kind::CONTINUATION, 0)
+        };
+        if last {
+            fl |= flags::END_HEADERS;
+        }
+        let at = out.len();
+        out.extend_from_slice(&[0; HEADER_LEN]);
+        write_header(&mut out[at..], c.len(), kind, fl, stream);
+        out.extend_from_slice(c);
+        first = false;
+    }
+}
+
+#[cfg(test)]
+mod tests;
