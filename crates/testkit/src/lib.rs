@@ -5,8 +5,10 @@
 //!   CI's `TWELVE_REQUIRE_ALL_TESTS=1`.
 //! - [`listening_addr`], [`addr_in`]: the address a spawned `twelve serve` listens on.
 //! - [`Reap`]: kills, by PID, what a test started and could not wait for itself.
+//! - [`h2`]: a raw-frame HTTP/2 client, to assert on the wire.
 #![forbid(unsafe_code)]
 
+pub mod h2;
 mod listening;
 mod reap;
 mod skip;
