@@ -71,5 +71,8 @@ pub(crate) fn client_provider() -> std::sync::Arc<rustls::crypto::CryptoProvider
     std::sync::Arc::new(p)
 }
 
-/// ALPN protocol id of HTTP/1.1 (RFC 7301 §6): the only protocol either side speaks.
+/// ALPN protocol id of HTTP/1.1 (RFC 7301 §6).
 pub const ALPN_HTTP11: &[u8] = b"http/1.1";
+
+/// ALPN protocol id of HTTP/2 over TLS (RFC 9113 §3.2).
+pub const ALPN_H2: &[u8] = b"h2";

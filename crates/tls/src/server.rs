@@ -1,8 +1,8 @@
 //! [`ServerTls`]: the server's configuration: a PEM certificate chain and key, TLS 1.2 and
-//! 1.3, ALPN `http/1.1`, session resumption by tickets (and by id for TLS 1.2), and a
+//! 1.3, ALPN `h2` and `http/1.1`, session resumption by tickets (and by id for TLS 1.2), and a
 //! certificate that [`ServerTls::reload`] swaps without touching open connections.
 
-use crate::{ALPN_HTTP11, Session, TlsError, provider};
+use crate::{ALPN_H2, ALPN_HTTP11, Session, TlsError, provider};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -51,7 +51,9 @@ impl ServerTls {
             .map_err(TlsError::Config)?
             .with_no_client_auth()
             .with_cert_resolver(Arc::clone(&current) as Arc<dyn ResolvesServerCert>);
-        config.alpn_protocols = vec![ALPN_HTTP11.to_vec()];
+        // The server's order decides (rustls picks the first of its own the client offers):
+        // HTTP/2 for every client that speaks it, as nginx and h2o do.
+        config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP11.to_vec()];
         // Tickets (RFC 8446 §4.6.1, RFC 5077) keep resumption stateless across the
         // shared-nothing workers: any worker can decrypt a ticket another issued, where a
         // session-id cache would be per process and locked.
