@@ -207,6 +207,11 @@ pub struct Config {
     /// With `tls`: which of `listen` terminate TLS (same length as `listen`); empty means
     /// every one. Listeners given to `Server::start_with_listeners` are all TLS with `tls`.
     pub tls_listen: Vec<bool>,
+    /// Which of `listen` speak HTTP/2 only, with prior knowledge (h2c, RFC 9113 §3.3): the
+    /// server preface goes out at once and an HTTP/1.1 request is refused (GOAWAY
+    /// PROTOCOL_ERROR). Empty: none. The other plain listeners take both: HTTP/1.1, and h2c
+    /// from a client that opens with the HTTP/2 preface.
+    pub h2c_listen: Vec<bool>,
     /// This process's generation: 1 at a fresh start, one more at each upgrade or restart
     /// (docs/restart.md). Shown in `/metrics` as `twelve_generation`.
     pub generation: u64,
@@ -238,6 +243,7 @@ impl Default for Config {
             io: Backend::default(),
             tls: None,
             tls_listen: Vec::new(),
+            h2c_listen: Vec::new(),
             generation: 1,
             generation_header: None,
         }

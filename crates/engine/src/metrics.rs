@@ -91,7 +91,14 @@ pub(crate) struct WorkerMetrics {
     pub(crate) tls_resumed: Counter,
     /// TLS sessions failed, by `twelve_tls::Failure::index`.
     pub(crate) tls_failures: [Counter; TLS_FAILURES],
+    /// Connections that spoke HTTP/2, and the requests they carried.
+    pub(crate) h2_conns: Counter,
+    pub(crate) h2_requests: Counter,
+    /// HTTP/2 stream and connection errors, by `Fault::NAMES`' order.
+    pub(crate) h2_faults: [Counter; H2_FAULTS],
 }
+
+const H2_FAULTS: usize = twelve_http::h2::Fault::NAMES.len();
 
 const TLS_FAILURES: usize = twelve_tls::Failure::ALL.len();
 
@@ -116,6 +123,9 @@ impl Default for WorkerMetrics {
             tls_handshakes: Counter::default(),
             tls_resumed: Counter::default(),
             tls_failures: Default::default(),
+            h2_conns: Counter::default(),
+            h2_requests: Counter::default(),
+            h2_faults: std::array::from_fn(|_| Counter::default()),
         }
     }
 }
@@ -131,6 +141,10 @@ impl WorkerMetrics {
 
     pub(crate) fn tls_failure(&self, f: twelve_tls::Failure) {
         self.tls_failures[f.index()].inc();
+    }
+
+    pub(crate) fn h2_fault(&self, f: twelve_http::h2::Fault) {
+        self.h2_faults[crate::conn::h2_fault_index(f)].inc();
     }
 
     pub(crate) fn parse_error(&self, e: ParseError) {
@@ -268,6 +282,13 @@ pub struct MetricsSnapshot {
     pub tls_resumed: u64,
     /// TLS sessions failed, by kind (`twelve_tls::Failure::name`), kinds seen only.
     pub tls_failures: Vec<(&'static str, u64)>,
+    /// Connections that spoke HTTP/2.
+    pub h2_conns: u64,
+    /// Requests that came over HTTP/2 (of `requests`).
+    pub h2_requests: u64,
+    /// HTTP/2 stream and connection errors by kind (`twelve_http::h2::Fault::name`), kinds
+    /// seen only.
+    pub h2_faults: Vec<(&'static str, u64)>,
     /// The server's generation (`Config::generation`).
     pub generation: u64,
 }
@@ -280,7 +301,13 @@ impl MetricsSnapshot {
         let mut s = Self::default();
         let mut parse = [0u64; PARSE_SLOTS];
         let mut tls = [0u64; TLS_FAILURES];
+        let mut h2 = [0u64; H2_FAULTS];
         for (cpu, w) in workers {
+            s.h2_conns += w.h2_conns.get();
+            s.h2_requests += w.h2_requests.get();
+            for (i, c) in w.h2_faults.iter().enumerate() {
+                h2[i] += c.get();
+            }
             s.requests += w.requests.get();
             for (i, c) in w.responses.iter().enumerate() {
                 s.responses_by_class[i] += c.get();
@@ -320,6 +347,11 @@ impl MetricsSnapshot {
         for (f, n) in twelve_tls::Failure::ALL.iter().zip(tls) {
             if n > 0 {
                 s.tls_failures.push((f.name(), n));
+            }
+        }
+        for (name, n) in twelve_http::h2::Fault::NAMES.iter().zip(h2) {
+            if n > 0 {
+                s.h2_faults.push((name, n));
             }
         }
         s
@@ -404,6 +436,7 @@ impl MetricsSnapshot {
             let _ = writeln!(out, "twelve_parse_errors_total{{kind=\"{name}\"}} {n}");
         }
         crate::metrics_tls::write_prometheus(self, out);
+        crate::metrics_tls::write_protocols(self, out);
         let _ = writeln!(
             out,
             "# HELP twelve_worker_requests_total Requests by worker CPU.\n# TYPE twelve_worker_requests_total counter"

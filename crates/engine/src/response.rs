@@ -5,7 +5,17 @@
 //! side's job (`twelve_http::client`), and nothing here parses one.
 
 use std::fs::File;
+use twelve_http::h2::ServerConn;
 use twelve_http::{Connection, HeadCache, Method, Request, ResponseHead, Version};
+
+/// Where an HTTP/2 stream's response goes: the connection's codec, which frames the head and
+/// as much of the body as the windows allow, and `held`, which keeps the rest for later.
+#[derive(Debug)]
+pub(crate) struct H2Out<'a> {
+    pub(crate) codec: &'a mut ServerConn,
+    pub(crate) stream: u32,
+    pub(crate) held: &'a mut Vec<u8>,
+}
 
 /// A response body the backend sends from a file with `sendfile(2)`, after the head: what a
 /// handler passes to [`Response::send_file`], and what the static-file server plans for a 200
@@ -49,6 +59,8 @@ pub struct Response<'a> {
     head_only: bool,
     connection: Connection,
     status: Option<u16>,
+    /// The stream, when the request came over HTTP/2.
+    h2: Option<H2Out<'a>>,
 }
 
 impl<'a> Response<'a> {
@@ -71,6 +83,22 @@ impl<'a> Response<'a> {
             head_only: req.method == Method::Head,
             connection,
             status: None,
+            h2: None,
+        }
+    }
+
+    /// The writer for a request that came on an HTTP/2 stream: the same calls, written as
+    /// HEADERS and DATA frames.
+    pub(crate) fn for_h2(
+        out: &'a mut Vec<u8>,
+        scratch: &'a mut Scratch,
+        file: &'a mut Option<FileBody>,
+        req: &Request<'_, '_>,
+        h2: H2Out<'a>,
+    ) -> Self {
+        Self {
+            h2: Some(h2),
+            ..Self::new(out, scratch, file, req, false)
         }
     }
 
@@ -107,8 +135,16 @@ impl<'a> Response<'a> {
         }
         self.status = Some(status);
         self.head(status, Some(content_type), body.len() as u64, headers);
-        if !self.head_only && !no_body(status) {
-            self.out.extend_from_slice(body);
+        if self.head_only || no_body(status) {
+            return;
+        }
+        match &mut self.h2 {
+            None => self.out.extend_from_slice(body),
+            Some(h2) if !body.is_empty() => {
+                let sent = h2.codec.data(self.out, h2.stream, body, true);
+                h2.held.extend_from_slice(&body[sent..]);
+            }
+            Some(_) => {}
         }
     }
 
@@ -180,6 +216,19 @@ impl<'a> Response<'a> {
     }
 
     fn head(&mut self, status: u16, content_type: Option<&str>, len: u64, extra: &[(&str, &[u8])]) {
+        if let Some(h2) = &mut self.h2 {
+            let end_stream = self.head_only || no_body(status) || len == 0;
+            let line = &self.scratch.extra_line;
+            h2.codec
+                .headers(self.out, h2.stream, end_stream, |enc, out| {
+                    let length = (status != 304).then_some(len);
+                    twelve_http::h2::respond::head(enc, out, status, content_type, length, extra);
+                    if let Some((name, value)) = split_line(line) {
+                        twelve_http::h2::respond::field(enc, out, name, value);
+                    }
+                });
+            return;
+        }
         // 304 carries no Content-Length of its own (RFC 9110 §15.4.5 lets it describe the
         // selected representation; omitting it is always correct and simpler for caches).
         let heads = &mut self.scratch.heads;
@@ -207,6 +256,13 @@ impl<'a> Response<'a> {
             self.out.extend_from_slice(b"\r\n");
         }
     }
+}
+
+/// The name and value of a CRLF-ended `Name: value` field line.
+fn split_line(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let line = line.strip_suffix(b"\r\n").unwrap_or(line);
+    let colon = line.iter().position(|&b| b == b':')?;
+    Some((&line[..colon], line[colon + 1..].trim_ascii()))
 }
 
 /// 1xx, 204 and 304 responses never have a body (RFC 9110 §6.4.1).

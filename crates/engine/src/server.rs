@@ -333,6 +333,7 @@ impl Shared<'_> {
             min_batch: config.min_batch.max(2),
             tls: config.tls.clone(),
             tls_listeners: config.tls_listen.clone(),
+            h2c_listeners: config.h2c_listen.clone(),
             accepting: Some(self.accepting.clone()),
         }
     }

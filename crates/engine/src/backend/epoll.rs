@@ -458,10 +458,7 @@ impl Worker {
     fn add_conn(&mut self, fd: OwnedFd, i: usize, now: u64) {
         self.setup.count_accept(fd.as_fd());
         let tls = self.setup.tls_for(i).map(|t| Box::new(t.session()));
-        let conn = match tls {
-            Some(_) => Conn::new_tls(now),
-            None => Conn::new(now),
-        };
+        let conn = self.setup.new_conn(i, tls.is_some(), now);
         let token = self.slab.insert(Live {
             fd,
             conn,
@@ -495,6 +492,7 @@ impl Worker {
         }
         self.setup.accepting = None;
         self.gate.start_drain(now, self.setup.drain_timeout_ms);
+        worker::announce_drain(self, now);
         if !self.setup.close_idle_on_drain {
             return;
         }

@@ -243,7 +243,7 @@ pub(crate) fn books(
     m: &WorkerMetrics,
 ) -> bool {
     if conn.is_handshaking() && !session.is_handshaking() {
-        conn.handshake_done(now);
+        conn.handshake_done(now, session.alpn() == Some(twelve_tls::ALPN_H2));
     }
     match session.failure() {
         Some(f) if verdict != Verdict::Open => {

@@ -461,10 +461,7 @@ impl Worker {
             .setup
             .tls_for(i)
             .map(|t| Box::new(Tls::new(t.session(), now)));
-        let conn = match tls {
-            Some(_) => Conn::new_tls(now),
-            None => Conn::new(now),
-        };
+        let conn = self.setup.new_conn(i, tls.is_some(), now);
         let token = self.slab.insert(Live {
             fd,
             conn,
@@ -506,6 +503,7 @@ impl Worker {
         }
         self.gate.start_drain(now, self.setup.drain_timeout_ms);
         self.release_if_done_accepting();
+        worker::announce_drain(self, now);
         if !self.setup.close_idle_on_drain {
             return;
         }

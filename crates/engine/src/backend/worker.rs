@@ -36,6 +36,8 @@ pub(crate) struct WorkerSetup {
     /// `tls_listeners` (by index; empty: every listener).
     pub(crate) tls: Option<Arc<twelve_tls::ServerTls>>,
     pub(crate) tls_listeners: Vec<bool>,
+    /// `Config::h2c_listen`.
+    pub(crate) h2c_listeners: Vec<bool>,
     /// The worker's request count when it last counted a batch (see [`Self::end_turn`]).
     pub(crate) served: u64,
     /// Held while the worker may still take connections: dropped once it has stopped (see
@@ -57,6 +59,22 @@ impl WorkerSetup {
     pub(crate) fn tls_for(&self, i: usize) -> Option<&Arc<twelve_tls::ServerTls>> {
         let on = self.tls_listeners.get(i).copied().unwrap_or(true);
         self.tls.as_ref().filter(|_| on)
+    }
+
+    /// Whether listener `i` speaks HTTP/2 only (h2c with prior knowledge).
+    pub(crate) fn h2c_for(&self, i: usize) -> bool {
+        self.h2c_listeners.get(i).copied().unwrap_or(false)
+    }
+
+    /// A new connection on listener `i`, speaking what the listener speaks.
+    pub(crate) fn new_conn(&mut self, i: usize, tls: bool, now: u64) -> Conn {
+        if tls {
+            Conn::new_tls(now)
+        } else if self.h2c_for(i) {
+            Conn::new_h2c(now, &mut self.ctx)
+        } else {
+            Conn::new(now)
+        }
     }
 }
 
@@ -140,12 +158,28 @@ pub(crate) trait Driver {
     fn close(&mut self, token: u64);
 }
 
-/// The drain's first step with `close_idle_on_drain`: every idle connection at rest closes
-/// now; the others close after their current response.
+/// The drain's first step for HTTP/2: every connection at rest that speaks it is sent its
+/// GOAWAY now (`Conn::drain_h2`), idle or not, so its client opens no new stream on it; it
+/// closes once its open streams are answered. (One with a send under way gets its GOAWAY at
+/// its next turn, from `ctx.draining`.)
+pub(crate) fn announce_drain<W: Driver>(w: &mut W, now: u64) {
+    for token in w.parts().1.tokens() {
+        if let Some(live) = w.parts().1.get(token)
+            && live.at_rest()
+            && live.conn().drain_h2()
+        {
+            w.run_expired(token, now);
+        }
+    }
+}
+
+/// The drain's next step with `close_idle_on_drain`: every HTTP/1.1 connection idle and at
+/// rest closes now; the others close after their current response.
 pub(crate) fn close_idle<W: Driver>(w: &mut W) {
     for token in w.parts().1.tokens() {
         if let Some(live) = w.parts().1.get(token)
             && live.at_rest()
+            && !live.conn().is_h2()
         {
             live.conn().start_drain();
             if live.conn().phase() == Phase::Closed {

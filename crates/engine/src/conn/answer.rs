@@ -2,7 +2,7 @@
 //! small header array, the retry with room for every allowed header, chunked bodies, and the
 //! handler call ([`dispatch`]) that appends each response to the output buffer.
 
-use super::{Conn, Ctx, Phase};
+use super::{Conn, Ctx, Extra, Phase};
 use crate::metrics::BatchCounts;
 use crate::response::{FileBody, Response, may_continue};
 use std::sync::Arc;
@@ -33,6 +33,11 @@ pub(super) struct Chunked {
 }
 
 impl Conn {
+    /// An HTTP/1.1 chunked body is being decoded.
+    pub(super) fn is_chunking(&self) -> bool {
+        matches!(self.extra.as_deref(), Some(Extra::Chunked(_)))
+    }
+
     /// Parses and answers every complete request in the read buffer, in order, until one
     /// closes the connection, a body is incomplete, or output passes the high-water mark.
     pub(super) fn process(&mut self, now_ms: u64, ctx: &mut Ctx) {
@@ -190,9 +195,10 @@ impl Conn {
                     // Anything else, a body resumed from an earlier read included, is
                     // step_chunked's, which decides every error.
                     let mut body = std::mem::take(&mut ctx.scratch.chunked);
-                    let whole = match self.chunked {
-                        None => decode_whole(&buf[req.head_len..], limits, &mut body),
-                        Some(_) => None,
+                    let whole = if self.is_chunking() {
+                        None
+                    } else {
+                        decode_whole(&buf[req.head_len..], limits, &mut body)
                     };
                     let answered = whole.map(|used| {
                         dispatch(req, &body, &mut self.write, &mut self.file, ctx, counts)
@@ -235,12 +241,15 @@ impl Conn {
         ctx: &mut Ctx,
     ) -> Step {
         let limits = ctx.limits;
-        let state = self.chunked.get_or_insert_with(|| {
-            Box::new(Chunked {
+        if !self.is_chunking() {
+            self.extra = Some(Box::new(Extra::Chunked(Chunked {
                 decoder: ChunkedDecoder::new(&limits),
                 body: Vec::new(),
-            })
-        });
+            })));
+        }
+        let Some(Extra::Chunked(state)) = self.extra.as_deref_mut() else {
+            unreachable!("the chunked state was just made");
+        };
         let start = pos + head_len;
         let raw = &self.read[start..];
         let no_body_yet = raw.is_empty() && state.body.is_empty();
@@ -262,7 +271,7 @@ impl Conn {
                     }
                 }
                 Err(e) => {
-                    self.chunked = None;
+                    self.extra = None;
                     return self.reject(e, ctx);
                 }
             }
@@ -273,7 +282,9 @@ impl Conn {
             self.expect_body(no_body_yet && expect, now_ms);
             return Step::Wait;
         }
-        let state = self.chunked.take().expect("chunked state exists");
+        let Some(Extra::Chunked(state)) = self.extra.take().map(|e| *e) else {
+            unreachable!("the chunked state exists");
+        };
         let mut headers = [Header::EMPTY; MAX_HEADERS];
         let Ok(Status::Complete(req)) =
             parse_request(&self.read[pos..start], &mut headers, &limits)

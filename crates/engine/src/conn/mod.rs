@@ -12,6 +12,9 @@
 //! (`Linger`: read and discard until EOF or the linger timeout, RFC 9112 §9.6), then closes.
 
 mod answer;
+mod h2;
+
+pub(crate) use h2::fault_index as h2_fault_index;
 
 pub(crate) use crate::ctx::{Ctx, TimeoutsMs};
 use crate::metrics::TimeoutKind;
@@ -19,6 +22,7 @@ use crate::response::FileBody;
 use answer::Chunked;
 use std::fs::File;
 use twelve_http::encode_error;
+use twelve_http::h2::PREFACE;
 
 /// Read space below which the read buffer grows before the next `recv`.
 const MIN_READ_SPACE: usize = 1024;
@@ -60,7 +64,8 @@ pub(crate) struct Conn {
     write: Vec<u8>,
     sent: usize,
     file: Option<FileBody>,
-    chunked: Option<Box<Chunked>>,
+    /// What only some connections need, boxed so that `Conn` stays small.
+    extra: Option<Box<Extra>>,
     phase: Phase,
     /// Start of the phase's timer: first byte of the head, last body progress, idle since.
     since_ms: u64,
@@ -88,6 +93,20 @@ pub(crate) struct Conn {
     handshaking: bool,
 }
 
+/// A connection's state beyond `Conn`'s own fields. Always boxed, so the HTTP/2 variant's
+/// size costs only the connections that hold one; a chunked upload's box is the larger for
+/// it, which is cheaper than a second allocation on every HTTP/2 connection.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+enum Extra {
+    /// An HTTP/1.1 chunked request body being decoded.
+    Chunked(Chunked),
+    /// The TLS handshake agreed on ALPN `h2`: the connection becomes HTTP/2 on its next read.
+    AlpnH2,
+    /// The connection speaks HTTP/2.
+    H2(h2::H2),
+}
+
 impl Conn {
     pub(crate) fn new(now_ms: u64) -> Self {
         Self {
@@ -95,7 +114,7 @@ impl Conn {
             write: Vec::new(),
             sent: 0,
             file: None,
-            chunked: None,
+            extra: None,
             phase: Phase::Idle,
             since_ms: now_ms,
             send_since_ms: now_ms,
@@ -119,8 +138,20 @@ impl Conn {
         }
     }
 
-    /// The TLS handshake completed: idle time from now on is the first request's wait.
-    pub(crate) fn handshake_done(&mut self, now_ms: u64) {
+    /// A connection on a listener that speaks HTTP/2 only (h2c with prior knowledge, RFC 9113
+    /// §3.3): the server preface is queued at once, and anything but the client's is refused.
+    pub(crate) fn new_h2c(now_ms: u64, ctx: &mut Ctx) -> Self {
+        let mut conn = Self::new(now_ms);
+        conn.start_h2(ctx);
+        conn
+    }
+
+    /// The TLS handshake completed (`alpn_h2`: with ALPN `h2`): idle time from now on is the
+    /// first request's wait.
+    pub(crate) fn handshake_done(&mut self, now_ms: u64, alpn_h2: bool) {
+        if alpn_h2 && self.extra.is_none() {
+            self.extra = Some(Box::new(Extra::AlpnH2));
+        }
         if self.handshaking {
             self.handshaking = false;
             if self.phase == Phase::Idle {
@@ -227,11 +258,24 @@ impl Conn {
     /// `n` bytes were appended to the read buffer: parse and answer what is complete.
     pub(crate) fn on_read(&mut self, n: usize, now_ms: u64, ctx: &mut Ctx) {
         ctx.metrics().bytes_in.add(n as u64);
+        if self.phase == Phase::Linger {
+            self.read.clear();
+            return;
+        }
+        let alpn_h2 = matches!(self.extra.as_deref(), Some(Extra::AlpnH2));
+        if !self.is_h2() && !self.served && (alpn_h2 || self.h2c_preface()) {
+            self.start_h2(ctx);
+        }
+        if self.is_h2() {
+            self.process_h2(now_ms, ctx);
+            return;
+        }
+        if !self.served && self.read.len() < PREFACE.len() && PREFACE.starts_with(&self.read) {
+            // Perhaps the start of an HTTP/2 client preface: wait for the rest of it.
+            return;
+        }
         match self.phase {
-            Phase::Linger => {
-                self.read.clear();
-                return;
-            }
+            Phase::Linger => {}
             Phase::Idle if n > 0 => {
                 self.phase = Phase::Head;
                 self.since_ms = now_ms;
@@ -250,6 +294,12 @@ impl Conn {
         self.process(now_ms, ctx);
     }
 
+    /// The read buffer holds the whole HTTP/2 client preface (RFC 9113 §3.4): a client with
+    /// prior knowledge on a listener that also speaks HTTP/1.1.
+    fn h2c_preface(&self) -> bool {
+        self.read.starts_with(PREFACE)
+    }
+
     /// The peer shut down its write side (recv returned 0).
     pub(crate) fn on_eof(&mut self, ctx: &mut Ctx) {
         self.eof = true;
@@ -265,7 +315,9 @@ impl Conn {
 
     fn drop_input(&mut self, ctx: &mut Ctx) {
         self.read.clear();
-        self.chunked = None;
+        if self.is_chunking() {
+            self.extra = None;
+        }
         if self.read.capacity() > 0 {
             ctx.pool.give(std::mem::take(&mut self.read));
         }
@@ -321,6 +373,10 @@ impl Conn {
     /// Output is fully sent: answer requests held back by backpressure or a file body.
     /// Returns `true` if that produced output.
     pub(crate) fn after_flush(&mut self, now_ms: u64, ctx: &mut Ctx) -> bool {
+        if self.is_h2() && !self.has_output() && !self.closing {
+            self.process_h2(now_ms, ctx);
+            return self.has_output();
+        }
         if self.has_output() || self.closing || self.read.is_empty() {
             return false;
         }
@@ -378,7 +434,7 @@ impl Conn {
         if self.phase == Phase::Closed {
             return None;
         }
-        if self.has_output() {
+        if self.has_output() || self.h2_blocked() {
             return Some(self.send_deadline(t));
         }
         let (d, kind) = match self.phase {
@@ -400,8 +456,10 @@ impl Conn {
     pub(crate) fn on_timeout(&mut self, kind: TimeoutKind, ctx: &mut Ctx) {
         ctx.metrics().timeout(kind);
         match kind {
+            // An HTTP/2 connection has no 408 to send (RFC 9113 has no response without a
+            // request): it closes, as an idle one does.
             TimeoutKind::Header | TimeoutKind::Body | TimeoutKind::BodyRate
-                if !self.closing && !self.handshaking =>
+                if !self.closing && !self.handshaking && !self.is_h2() =>
             {
                 if self.write.capacity() == 0 {
                     self.write = ctx.pool.take();
@@ -435,6 +493,9 @@ impl Conn {
     /// Begins the server's drain: an idle connection closes now; the others close after
     /// their current response (every response from now on says `Connection: close`).
     pub(crate) fn start_drain(&mut self) {
+        if self.drain_h2() {
+            return;
+        }
         if self.is_idle() {
             self.phase = Phase::Closed;
         }

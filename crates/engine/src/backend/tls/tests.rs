@@ -194,7 +194,7 @@ fn ciphertext_held_back_keeps_the_send_timeout() {
     r.wire.send.push_back(Err(Errno::AGAIN));
     assert_eq!(r.run(true), Verdict::Open);
     // As the epoll worker's books do after a run that finished the handshake.
-    r.conn.handshake_done(0);
+    r.conn.handshake_done(0, false);
     let t = r.ctx.timeouts;
     assert!(r.server.pending_out() > 0, "the response is held");
     assert_eq!(r.conn.deadline(&t).map(|d| d.1), Some(KeepAlive));
