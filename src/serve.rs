@@ -213,8 +213,9 @@ fn announce(handle: &ServerHandle, config: &Config) {
     }
     for (i, addr) in handle.local_addrs().iter().enumerate() {
         println!(
-            "twelve serve: listening on {}://{addr} ({} workers on CPUs {}, steer {}, io {io}, generation {})",
+            "twelve serve: listening on {}://{addr} ({}; {} workers on CPUs {}, steer {}, io {io}, generation {})",
             crate::serve_tls::scheme(config, i),
+            crate::serve_tls::protocols(config, i),
             handle.cpus().len(),
             config.cpus,
             config.steer,
@@ -257,7 +258,8 @@ fn config(args: &Args) -> anyhow::Result<Config> {
             .with_context(|| format!("--listen {a}: expected IP:PORT or [IPv6]:PORT"))?;
         listen.push(addr);
     }
-    let tls_listen = crate::serve_tls::add_listeners(&args.tls, &mut listen)?;
+    let mut tls_listen = crate::serve_tls::add_listeners(&args.tls, &mut listen)?;
+    let h2c_listen = crate::serve_tls::add_h2c_listeners(&args.tls, &mut listen, &mut tls_listen)?;
     let mut cpus = match &args.cpus {
         Some(text) => crate::limits::cpus("--cpus", text)?,
         None => twelve_sys::cpus::online(),
@@ -351,6 +353,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         io,
         tls: crate::serve_tls::load(&args.tls)?,
         tls_listen,
+        h2c_listen,
         ..Config::default()
     })
 }

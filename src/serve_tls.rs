@@ -1,4 +1,5 @@
-//! `twelve serve`'s TLS flags (`--tls-cert`, `--tls-key`) and the SIGHUP certificate reload.
+//! `twelve serve`'s TLS flags (`--tls-cert`, `--tls-key`), the SIGHUP certificate reload, and
+//! which protocols each listener speaks (`--tls-listen`, `--h2c-listen`).
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,7 +9,8 @@ use twelve_tls::ServerTls;
 #[derive(clap::Args, Debug, Default)]
 pub struct TlsArgs {
     /// Serve HTTPS on every --listen address with this PEM certificate chain (leaf first).
-    /// TLS 1.2 and 1.3, ALPN http/1.1, session tickets on. SIGHUP reloads it and the key.
+    /// TLS 1.2 and 1.3, ALPN h2 and http/1.1, session tickets on. SIGHUP reloads it and the
+    /// key.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
     /// The PEM private key of --tls-cert (PKCS#8, RSA or EC).
@@ -18,6 +20,10 @@ pub struct TlsArgs {
     /// stay plain HTTP: `--listen 127.0.0.1:8080 --tls-listen 127.0.0.1:8443`.
     #[arg(long, value_name = "ADDR", requires = "tls_cert")]
     tls_listen: Vec<String>,
+    /// Listen here for HTTP/2 without TLS, with prior knowledge only (h2c, repeatable):
+    /// HTTP/1.1 requests are refused. Plain --listen addresses take both HTTP/1.1 and h2c.
+    #[arg(long, value_name = "ADDR")]
+    h2c_listen: Vec<String>,
 }
 
 /// Appends the --tls-listen addresses to `listen` and says which listeners speak TLS (the
@@ -43,10 +49,55 @@ pub fn add_listeners(
     Ok(tls)
 }
 
+/// Appends the --h2c-listen addresses to `listen` and says which listeners speak h2c only (the
+/// engine's `Config::h2c_listen`). With TLS on every listener (`tls_listen` empty), the h2c
+/// ones are marked plain in `tls_listen`.
+pub fn add_h2c_listeners(
+    args: &TlsArgs,
+    listen: &mut Vec<std::net::SocketAddr>,
+    tls_listen: &mut Vec<bool>,
+) -> anyhow::Result<Vec<bool>> {
+    if args.h2c_listen.is_empty() {
+        return Ok(Vec::new());
+    }
+    if tls_listen.is_empty() && args.tls_cert.is_some() {
+        *tls_listen = vec![true; listen.len()];
+    }
+    let mut h2c = vec![false; listen.len()];
+    for a in &args.h2c_listen {
+        let addr: std::net::SocketAddr = a
+            .parse()
+            .with_context(|| format!("--h2c-listen {a}: expected IP:PORT or [IPv6]:PORT"))?;
+        if addr.port() != 0 && listen.contains(&addr) {
+            bail!("--h2c-listen {a}: also given as --listen or --tls-listen");
+        }
+        listen.push(addr);
+        h2c.push(true);
+        if !tls_listen.is_empty() {
+            tls_listen.push(false);
+        }
+    }
+    Ok(h2c)
+}
+
 /// The scheme of listener `i` for the startup line.
 pub fn scheme(config: &twelve_engine::Config, i: usize) -> &'static str {
-    let tls = config.tls.is_some() && config.tls_listen.get(i).copied().unwrap_or(true);
-    if tls { "https" } else { "http" }
+    if is_tls(config, i) { "https" } else { "http" }
+}
+
+/// The protocols listener `i` speaks, for the startup line.
+pub fn protocols(config: &twelve_engine::Config, i: usize) -> &'static str {
+    if is_tls(config, i) {
+        "h2 and http/1.1"
+    } else if config.h2c_listen.get(i).copied().unwrap_or(false) {
+        "h2c only"
+    } else {
+        "http/1.1 and h2c"
+    }
+}
+
+fn is_tls(config: &twelve_engine::Config, i: usize) -> bool {
+    config.tls.is_some() && config.tls_listen.get(i).copied().unwrap_or(true)
 }
 
 /// The server's TLS configuration, if the flags ask for one.
