@@ -138,6 +138,14 @@ impl Conn {
         }
     }
 
+    /// Whether a turn of [`Conn::process_h2`] has anything to do after the output was sent:
+    /// frames to read, bodies waiting for window, or a drain to announce.
+    pub(crate) fn h2_has_work(&self, draining: bool) -> bool {
+        self.h2().is_some_and(|h| {
+            !self.read.is_empty() || !h.pending.is_empty() || (draining && !h.codec.is_draining())
+        })
+    }
+
     /// Some response waits for the peer's window: the send timer runs.
     pub(crate) fn h2_blocked(&self) -> bool {
         self.h2()
@@ -203,6 +211,10 @@ impl Conn {
         ctx.scratch.body = file_buf;
         if h2.codec.is_done() {
             self.closing = true;
+        }
+        if self.write.is_empty() && self.write.capacity() > 0 {
+            // Nothing to send: an idle connection holds no buffer.
+            ctx.pool.give(std::mem::take(&mut self.write));
         }
         self.phase = if !self.read.is_empty() {
             if self.phase != Phase::Head {

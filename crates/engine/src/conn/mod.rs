@@ -373,7 +373,10 @@ impl Conn {
     /// Output is fully sent: answer requests held back by backpressure or a file body.
     /// Returns `true` if that produced output.
     pub(crate) fn after_flush(&mut self, now_ms: u64, ctx: &mut Ctx) -> bool {
-        if self.is_h2() && !self.has_output() && !self.closing {
+        if self.is_h2() {
+            if self.has_output() || self.closing || !self.h2_has_work(ctx.draining) {
+                return false;
+            }
             self.process_h2(now_ms, ctx);
             return self.has_output();
         }
