@@ -534,3 +534,84 @@ pub fn hpack_target(data: &[u8]) {
         assert_eq!(hpack_table(&dec), mirrored);
     }
 }
+
+/// What a [`ServerConn`](crate::h2::ServerConn) made of a byte stream read in the given
+/// pieces: every step but `Partial`, and every byte it wrote (each request answered with a
+/// 200 and a small body).
+fn h2_server_transcript(reads: &[&[u8]]) -> (Vec<crate::h2::Step>, Vec<u8>) {
+    use crate::h2::{Fields, ServerConfig, ServerConn, Step};
+    let cfg = ServerConfig {
+        max_concurrent_streams: 4,
+        stream_window: 100,
+        connection_window: 65_535,
+        max_header_list: 512,
+        max_header_block: 1024,
+        max_body: 300,
+        reset_budget: 8,
+        control_budget: 32,
+    };
+    let mut conn = ServerConn::new(cfg);
+    let (mut out, mut steps) = (Vec::new(), Vec::new());
+    conn.start(&mut out);
+    let (mut fields, mut body, mut buf) = (Fields::default(), Vec::new(), Vec::new());
+    for read in reads {
+        buf.extend_from_slice(read);
+        loop {
+            let step = conn.poll(&buf, &mut out, &mut fields, &mut body);
+            let used = match step {
+                Step::Partial => break,
+                Step::Handled(n)
+                | Step::Refused { used: n, .. }
+                | Step::StreamError { used: n, .. } => n,
+                Step::Request { used, stream } => {
+                    let mut headers = [crate::Header::EMPTY; 16];
+                    let _ = fields.request(&mut headers, body.len() as u64);
+                    conn.headers(&mut out, stream, false, |enc, out| {
+                        crate::h2::respond::head(enc, out, 200, Some("text/plain"), Some(20), &[]);
+                    });
+                    conn.data(&mut out, stream, &[b'x'; 20], true);
+                    used
+                }
+                Step::ConnectionError(_) => {
+                    steps.push(step);
+                    return (steps, out);
+                }
+            };
+            assert!(
+                used > 0 && used <= buf.len(),
+                "{step:?} used {used} of {}",
+                buf.len()
+            );
+            buf.drain(..used);
+            steps.push(step);
+        }
+    }
+    (steps, out)
+}
+
+/// The `h2_server` target: a byte stream into the server's HTTP/2 connection (after the client
+/// preface and an empty SETTINGS when the first octet's bit 0 is set, so the fuzzer reaches
+/// frames at once). Never panics; every step uses bytes it was given; the same steps and the
+/// same output whether the bytes arrive at once or in two reads; the output is a sequence of
+/// well-formed frames.
+pub fn h2_server_target(data: &[u8]) {
+    let Some((_, split, input)) = setup(data) else {
+        return;
+    };
+    let mut stream = Vec::new();
+    if data[0] & 1 == 1 {
+        stream.extend_from_slice(crate::h2::PREFACE);
+        crate::h2::encode_settings(&mut stream, false, &[]);
+    }
+    let at = stream.len() + split;
+    stream.extend_from_slice(input);
+    let whole = h2_server_transcript(&[&stream]);
+    assert_eq!(h2_server_transcript(&[&stream[..at], &stream[at..]]), whole);
+    let mut out = &whole.1[..];
+    while !out.is_empty() {
+        match crate::h2::decode(out, crate::h2::MAX_FRAME_SIZE_LIMIT) {
+            Ok(Status::Complete((_, used))) => out = &out[used..],
+            other => panic!("the server wrote a bad frame: {other:?}"),
+        }
+    }
+}

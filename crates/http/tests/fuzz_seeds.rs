@@ -49,6 +49,11 @@ fn h2_frame_seeds() {
 }
 
 #[test]
+fn h2_server_seeds() {
+    run_seeds("h2_server", twelve_http::fuzzing::h2_server_target);
+}
+
+#[test]
 fn hpack_seeds() {
     run_seeds("hpack", twelve_http::fuzzing::hpack_target);
 }
