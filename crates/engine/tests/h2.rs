@@ -309,6 +309,49 @@ fn hostile_peers_get_goaway_and_cost_no_one_else() {
             "rapid_reset",
         ),
         (
+            "a SETTINGS flood",
+            |c| {
+                let mut b = Vec::new();
+                for _ in 0..5_000 {
+                    twelve_http::h2::encode_settings(&mut b, false, &[]);
+                }
+                c.send(&b);
+            },
+            0xb,
+            "control_flood",
+        ),
+        (
+            "an empty DATA flood",
+            |c| {
+                c.batch();
+                c.headers(1, &request("POST", "/echo"), false);
+                for _ in 0..5_000 {
+                    c.data(1, b"", false);
+                }
+                c.flush();
+            },
+            0xb,
+            "control_flood",
+        ),
+        (
+            "an HPACK table size update above the setting",
+            |c| {
+                // 001 + 5-bit prefix integer 8192 (RFC 7541 §6.3, §5.1): above our 4096.
+                let mut block = vec![0x3f, 0xe1, 0x3f];
+                block.extend_from_slice(&c.block(&request("GET", "/")));
+                c.frame(Frame::Headers {
+                    stream: 1,
+                    end_stream: true,
+                    end_headers: true,
+                    priority: None,
+                    padding: None,
+                    block: &block,
+                })
+            },
+            0x9,
+            "hpack",
+        ),
+        (
             "a bad HPACK index",
             |c| {
                 c.frame(Frame::Headers {
@@ -417,6 +460,35 @@ fn a_shutdown_sends_goaway_and_answers_what_was_on_its_way() {
         }
     );
     assert_eq!(c.next_frame(), Got::Closed);
+}
+
+/// An HPACK bomb: a small block that inserts one large entry and refers to it hundreds of
+/// times decodes to a list far over SETTINGS_MAX_HEADER_LIST_SIZE. The stream gets 431, the
+/// decoder's table stays in step, and the next request on the connection is answered.
+#[test]
+fn an_hpack_bomb_gets_431_and_the_connection_goes_on() {
+    let server = TestServer::start();
+    let mut c = client(&server);
+    let mut block = c.block(&request("GET", "/"));
+    // Literal with incremental indexing, new name (RFC 7541 §6.2.1): x-bomb: 4000 × 'b'.
+    block.extend_from_slice(&[0x40, 6]);
+    block.extend_from_slice(b"x-bomb");
+    block.extend_from_slice(&[0x7f, 0xa1, 0x1e]); // 127 + 3873 = 4000, no Huffman
+    block.extend_from_slice(&[b'b'; 4000]);
+    // Then the newest dynamic entry (index 62) 400 times: 1.6 MB of fields from 400 octets.
+    block.extend(std::iter::repeat_n(0xbe, 400));
+    c.frame(Frame::Headers {
+        stream: 1,
+        end_stream: true,
+        end_headers: true,
+        priority: None,
+        padding: None,
+        block: &block,
+    });
+    assert_eq!(c.response(1).unwrap().status, 431);
+    c.get(3, "/x");
+    assert_eq!(c.response(3).unwrap().body, b"x");
+    server.finish();
 }
 
 #[test]
