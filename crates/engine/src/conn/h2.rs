@@ -210,7 +210,10 @@ impl Conn {
         file_buf.clear();
         ctx.scratch.body = file_buf;
         if h2.codec.is_done() {
+            // The peer may still send frames (WINDOW_UPDATE, an ACK) after the last GOAWAY:
+            // shut the write side and read them to EOF, so that the close sends no reset.
             self.closing = true;
+            self.linger = true;
         }
         if self.write.is_empty() && self.write.capacity() > 0 {
             // Nothing to send: an idle connection holds no buffer.
@@ -246,6 +249,7 @@ impl Conn {
         h2.codec.shutdown(&mut self.write);
         if h2.codec.is_done() && h2.pending.is_empty() {
             self.closing = true;
+            self.linger = true;
         }
         true
     }
