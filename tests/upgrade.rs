@@ -2,7 +2,7 @@
 //! docs/restart.md, in a network namespace of its own, run against `twelve serve` and against
 //! the engine's example of an embedded server (crates/engine/examples/upgrade.rs), both built
 //! on `twelve_engine::restart`. A strict client (tests/upgrade/client.rs) drives keep-alive
-//! connections and a new connection per request while the loop upgrades N times
+//! connections, a new connection per request and HTTP/2 connections while the loop upgrades N times
 //! (`TWELVE_UPGRADE_N`, 20 by default; bench/upgrade.sh runs 100) at random 0-1 s intervals.
 //! Pass: no failed request, every generation answered, each old generation gone before its
 //! drain deadline, no RST, listen drop or migrate failure in the namespace. The negative
@@ -32,6 +32,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 const KEEP_ALIVE: usize = 4;
 const PER_REQUEST: usize = 2;
+const HTTP2: usize = 2;
 
 fn addr() -> SocketAddr {
     server::ADDR.parse().unwrap()
@@ -173,7 +174,7 @@ impl Run {
 /// Upgrades `n` times under load, waiting a random 0..=`max_gap_ms` between upgrades.
 fn upgrade_loop(ns: &Netns, serve: &Serve, n: u64, max_gap_ms: u64) -> Run {
     let before = ns.counters();
-    let load = Load::start(addr(), KEEP_ALIVE, PER_REQUEST, ns.enterer());
+    let load = Load::start(addr(), (KEEP_ALIVE, PER_REQUEST, HTTP2), ns.enterer());
     await_ok(&load.tally, 50);
     let mut rng = Rng::new();
     let mut watchers = Vec::new();
@@ -304,7 +305,7 @@ fn a_successor_that_exits_or_never_gets_ready_is_rolled_back(program: Program) {
     repoint(&link, &program.path());
     let serve = Serve::start(&ns, &dir, program, &["--binary", link.to_str().unwrap()]);
     let before = ns.counters();
-    let load = Load::start(addr(), KEEP_ALIVE, PER_REQUEST, ns.enterer());
+    let load = Load::start(addr(), (KEEP_ALIVE, PER_REQUEST, HTTP2), ns.enterer());
     await_ok(&load.tally, 50);
     let first = serve.pid();
     for (bad, why) in [
@@ -419,7 +420,7 @@ fn sigterm_under_load_loses_no_request_in_flight(program: Program) {
     let mut serve = Serve::start(&ns, &dir, program, &[]);
     // Keep-alive connections only: each always has its next request on the way, which a
     // drain that closes idle connections would cut off.
-    let load = Load::start(addr(), 16, 0, ns.enterer());
+    let load = Load::start(addr(), (16, 0, HTTP2), ns.enterer());
     await_ok(&load.tally, 200);
     server::signal(serve.child.id(), "TERM");
     serve.child.wait().unwrap();
@@ -431,7 +432,13 @@ fn sigterm_under_load_loses_no_request_in_flight(program: Program) {
     );
     // After the stop nobody listens: reconnecting is refused, as it must be. Nothing that
     // was sent may be lost.
-    for lost in [Outcome::Reset, Outcome::Eof, Outcome::Timeout, Outcome::Bad] {
+    for lost in [
+        Outcome::Reset,
+        Outcome::Eof,
+        Outcome::Timeout,
+        Outcome::Bad,
+        Outcome::Unprocessed,
+    ] {
         assert_eq!(tally.count(lost), 0, "{}", tally.summary());
     }
     assert!(
@@ -446,7 +453,7 @@ fn negative_control_kill_then_start_loses_requests() {
     let Some(ns) = namespace(0) else { return };
     let dir = scratch_dir("naive");
     let mut serve = Serve::start(&ns, &dir, Program::Twelve, &[]);
-    let load = Load::start(addr(), KEEP_ALIVE, PER_REQUEST, ns.enterer());
+    let load = Load::start(addr(), (KEEP_ALIVE, PER_REQUEST, HTTP2), ns.enterer());
     await_ok(&load.tally, 50);
     for _ in 0..3 {
         // The naive restart: stop the server (gracefully, even), then start it again.

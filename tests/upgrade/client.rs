@@ -1,8 +1,11 @@
 //! The strict client of the upgrade test (docs/restart.md, "The test"): every request is
 //! classified ok / refused / reset / eof / timeout / bad and never retried; a response with
-//! `Connection: close` is honoured by reconnecting, which is not a failure. Two shapes run at
-//! once: keep-alive connections (the drain) and a new connection per request (the accept
-//! queue's handover). Each response's `X-Twelve-Generation` is recorded.
+//! `Connection: close` is honoured by reconnecting, which is not a failure. Three shapes run at
+//! once: keep-alive connections (the drain), a new connection per request (the accept
+//! queue's handover), and HTTP/2 connections (h2c with prior knowledge) that open no new
+//! stream once the server said GOAWAY, as RFC 9113 §6.8 asks, and reconnect: a stream the
+//! GOAWAY refuses (above its last stream id) is a failure. Each response's
+//! `X-Twelve-Generation` is recorded.
 
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
@@ -11,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
+use twelve_http::h2::Frame;
+use twelve_testkit::h2::{Client as H2Client, Got};
 
 /// A response slower than this is a `timeout` (a failure, never retried).
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -20,6 +25,8 @@ const READ_TIMEOUT: Duration = Duration::from_secs(5);
 pub enum Outcome {
     Ok,
     Refused,
+    /// An HTTP/2 stream above the last stream id of the server's GOAWAY: sent, not processed.
+    Unprocessed,
     Reset,
     Eof,
     Timeout,
@@ -93,19 +100,23 @@ impl Load {
     /// Starts the threads; each first runs `enter` (joins the test's network namespace).
     pub fn start(
         addr: SocketAddr,
-        keep_alive: usize,
-        per_request: usize,
+        (keep_alive, per_request, h2): (usize, usize, usize),
         enter: impl Fn() + Send + Sync + Clone + 'static,
     ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let tally = Arc::new(Tally::default());
         let mut threads = Vec::new();
-        for i in 0..keep_alive + per_request {
+        for i in 0..keep_alive + per_request + h2 {
             let (stop, tally, enter) = (stop.clone(), tally.clone(), enter.clone());
             let reuse = i < keep_alive;
+            let http2 = i >= keep_alive + per_request;
             threads.push(std::thread::spawn(move || {
                 enter();
-                run(addr, reuse, &stop, &tally);
+                if http2 {
+                    run_h2(addr, &stop, &tally);
+                } else {
+                    run(addr, reuse, &stop, &tally);
+                }
             }));
         }
         Self {
@@ -153,6 +164,106 @@ fn run(addr: SocketAddr, reuse: bool, stop: &AtomicBool, tally: &Tally) {
             let _ = s.read(&mut [0u8; 64]);
         }
     }
+}
+
+/// The HTTP/2 client's loop: one stream at a time on a connection, until the server says
+/// GOAWAY; then the connection is read to its end (the server closes it once its streams are
+/// answered, so no side resets) and a new one opened.
+fn run_h2(addr: SocketAddr, stop: &AtomicBool, tally: &Tally) {
+    let mut conn: Option<(H2Client, u32)> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let (mut c, id) = match conn.take() {
+            Some(c) => c,
+            None => match connect(addr) {
+                Ok(s) => {
+                    let mut c = H2Client::raw(s);
+                    c.preface(&[]);
+                    (c, 1)
+                }
+                Err(outcome) => {
+                    tally.record(outcome, None);
+                    continue;
+                }
+            },
+        };
+        c.get(id, "/plaintext");
+        let (outcome, generation, goaway) = h2_exchange(&mut c, id);
+        tally.record(outcome, generation);
+        if outcome == Outcome::Ok && !goaway {
+            conn = Some((c, id + 2));
+        } else if outcome == Outcome::Ok {
+            while !matches!(h2_step(&mut c), Got::Closed) {}
+        }
+    }
+}
+
+/// Reads until stream `id`'s response ends: its outcome, its generation, and whether the
+/// server said GOAWAY meanwhile.
+fn h2_exchange(c: &mut H2Client, id: u32) -> (Outcome, Option<u64>, bool) {
+    let (mut status, mut generation, mut goaway) = (0, None, false);
+    loop {
+        match h2_step(c) {
+            Got::Headers {
+                stream,
+                end_stream,
+                fields,
+            } if stream == id => {
+                for (n, v) in fields {
+                    match n.as_str() {
+                        ":status" => status = v.parse().unwrap_or(0),
+                        "x-twelve-generation" => generation = v.parse().ok(),
+                        _ => {}
+                    }
+                }
+                if end_stream {
+                    return (Outcome::Bad, generation, goaway);
+                }
+            }
+            Got::Data {
+                stream, end_stream, ..
+            } if stream == id && end_stream => {
+                let outcome = if status == 200 {
+                    Outcome::Ok
+                } else {
+                    Outcome::Bad
+                };
+                return (outcome, generation, goaway);
+            }
+            Got::GoAway { last_stream, .. } => {
+                goaway = true;
+                if last_stream < id {
+                    return (Outcome::Unprocessed, None, true);
+                }
+            }
+            Got::Reset { stream, .. } if stream == id => return (Outcome::Reset, None, goaway),
+            Got::Closed => return (Outcome::Eof, None, goaway),
+            _ => {}
+        }
+    }
+}
+
+/// The next frame, with SETTINGS and PING acknowledged as a client must (the drain's PING
+/// is how the server learns the client saw its GOAWAY), and the connection's window given
+/// back for the DATA read (a stream's own is never used up: one response per stream).
+fn h2_step(c: &mut H2Client) -> Got {
+    let got = c.next_frame();
+    match &got {
+        Got::Settings(_) => {
+            let mut ack = Vec::new();
+            twelve_http::h2::encode_settings(&mut ack, true, &[]);
+            c.send(&ack);
+        }
+        Got::Ping { ack: false, data } => c.frame(Frame::Ping {
+            ack: true,
+            data: *data,
+        }),
+        Got::Data { data, .. } if !data.is_empty() => c.frame(Frame::WindowUpdate {
+            stream: 0,
+            increment: data.len() as u32,
+        }),
+        _ => {}
+    }
+    got
 }
 
 /// Opens a connection, classifying a failure.
