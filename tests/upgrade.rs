@@ -303,7 +303,12 @@ fn a_successor_that_exits_or_never_gets_ready_is_rolled_back(program: Program) {
     let dir = scratch_dir("rollback");
     let link = dir.join("twelve-current");
     repoint(&link, &program.path());
-    let serve = Serve::start(&ns, &dir, program, &["--binary", link.to_str().unwrap()]);
+    let serve = Serve::start(
+        &ns,
+        &dir,
+        program,
+        &["--binary", link.to_str().unwrap(), "--upgrade-timeout", "3"],
+    );
     let before = ns.counters();
     let load = Load::start(addr(), (KEEP_ALIVE, PER_REQUEST, HTTP2), ns.enterer());
     await_ok(&load.tally, 50);

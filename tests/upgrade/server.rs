@@ -27,12 +27,20 @@ impl Serve {
     /// Starts `program` with the test's flags plus `extra`, and waits for its line.
     pub fn start(ns: &Netns, dir: &Path, program: Program, extra: &[&str]) -> Self {
         let control = dir.join(format!("control-{}.sock", ns.name));
+        // A successor that starts on a loaded 2-CPU machine (CI compiling beside it) may take
+        // more than a few seconds to be ready; only the rollback scenario wants a short wait.
+        let timeout: &[&str] = if extra.contains(&"--upgrade-timeout") {
+            &[]
+        } else {
+            &["--upgrade-timeout", "15"]
+        };
         let mut child = ns
             .command(program.path().to_str().unwrap())
             .args(program.subcommand())
             .args(["--listen", ADDR, "--generation-header"])
             .args(["--drain-timeout", &DRAIN.as_secs().to_string()])
-            .args(["--upgrade-timeout", "3", "--control"])
+            .args(timeout)
+            .args(["--control"])
             .arg(&control)
             .args(extra)
             .stdout(Stdio::piped())
