@@ -69,15 +69,15 @@ pub struct LoadArgs {
     /// Give up a connect after this long (counted, then retried).
     #[arg(long, value_name = "DUR", default_value = "2s")]
     pub connect_timeout: String,
-    /// After a poll that found fewer than 16 ready connections, nap this long on the client's
-    /// own timer before polling again, instead of blocking until the server's next send wakes
-    /// the client: on one host, waking a sleeping client costs the server CPU (a cross-CPU
-    /// wake-up per send), which a cheap client would otherwise add to the server's bill.
-    /// `auto` naps only with 16 or more connections open on the worker: a quarter of the
-    /// server's queue time (the mean latency above the fastest response), at most a tenth of
-    /// the mean latency and 1ms (with --rx-time read: 1% of the mean latency, at most 20us),
-    /// never under 2us; `off` always blocks, as wrk does.
-    #[arg(long, value_name = "auto|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
+    /// Whether the client may nap on its own timer after a poll that found fewer than 16
+    /// ready connections, instead of blocking until the server's next send wakes it. auto:
+    /// only while the client is the limit (a worker 90% busy); with CPU to spare it blocks as
+    /// an independent client would, since its naps would batch requests and flatter the
+    /// server. on: whenever allowed. Either naps only when everything pending carries its own
+    /// time (kernel receive stamps; no connect or TLS handshake under way), a quarter of the
+    /// server's queue time, at most a tenth of the mean latency and 1ms. off: never. DUR: nap
+    /// that long after every small batch (at most 10ms). The report says when it napped and why.
+    #[arg(long, value_name = "auto|on|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
     /// When a response counts as received: kernel (the kernel's receive timestamp,
     /// SO_TIMESTAMPNS, so a read that comes late, after a nap or behind other connections'

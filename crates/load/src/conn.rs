@@ -114,6 +114,8 @@ pub(crate) struct Conn {
     ever_open: bool,
     /// Whether the slot is on the worker's ready list (open model).
     in_ready: bool,
+    /// Whether its TLS handshake is under way.
+    handshaking: bool,
     /// The window being written, rendered with its own numbers, in a templated run.
     rendered: Vec<u8>,
 }
@@ -138,6 +140,7 @@ impl Conn {
             reserved: 0,
             ever_open: false,
             in_ready: false,
+            handshaking: false,
             rendered: Vec::new(),
         }
     }
@@ -176,6 +179,7 @@ impl Conn {
         self.pending = None;
         self.write_stalled = false;
         self.in_ready = false;
+        self.handshaking = false;
     }
 
     /// Whether requests are in flight.
@@ -244,23 +248,14 @@ impl Conn {
         self.reserved = n;
     }
 
-    /// TLS held the requests in flight until the handshake ended: they left `now_ns`, when the
-    /// client read the server's handshake flight that arrived at `flight_ns`. A request queued
-    /// before the flight arrived waited from then to `now_ns` in the client, and its send time
-    /// moves by that much; one queued later, by what is left of it. The intended times move
-    /// with them in the closed model (`closed`), where they are the send times; an open-model
-    /// slot keeps the schedule's. Returns how far the oldest request moved (0: none in flight).
-    pub(crate) fn sent_later(&mut self, flight_ns: u64, now_ns: u64, closed: bool) -> u64 {
-        let mut oldest = None;
-        for (intended, sent) in &mut self.inflight {
-            let by = now_ns.saturating_sub((*sent).max(flight_ns));
-            oldest.get_or_insert(by);
-            if closed {
-                *intended += by;
-            }
-            *sent += by;
-        }
-        oldest.unwrap_or(0)
+    /// The connection's TLS handshake is under way (see `Dispatch::untimed`).
+    pub(crate) fn set_handshaking(&mut self) {
+        self.handshaking = true;
+    }
+
+    /// Whether the handshake was under way; it no longer is.
+    pub(crate) fn take_handshaking(&mut self) -> bool {
+        std::mem::take(&mut self.handshaking)
     }
 
     /// Queues one request, intended at `intended_ns` and sent at `sent_ns`, for the next
@@ -438,29 +433,6 @@ mod tests {
         conn.start_window(&requests, &mut 1);
         // The rotation goes on where the last window stopped: URL 0 again.
         assert_eq!(conn.unsent(&requests), Some(requests.window(0, 1)));
-    }
-
-    /// A window TLS held behind the handshake left later than it was queued: a closed-model
-    /// request (intended = sent) moves whole; an open-model one keeps its schedule's instant.
-    #[test]
-    fn a_held_window_moves_its_send_times_and_only_closed_model_intents() {
-        // Closed model: queued at 100, the flight arrived at 110 and was read at 135.
-        let (mut conn, _) = setup(3, None);
-        conn.queue(100, 100);
-        conn.queue(100, 100);
-        assert_eq!(conn.sent_later(110, 135, true), 25);
-        assert_eq!(conn.inflight, [(125, 125), (125, 125)]);
-        assert_eq!(conn.oldest_sent_ns(), Some(125));
-        // Open model: one request queued before the flight, one after it (at 120): each moves
-        // to the read, and the schedule's instants stay.
-        let (mut conn, _) = setup(3, None);
-        conn.queue(40, 100);
-        conn.queue(120, 120);
-        assert_eq!(conn.sent_later(110, 135, false), 25);
-        assert_eq!(conn.inflight, [(40, 125), (120, 135)]);
-        // Nothing in flight: nothing moved.
-        let (mut conn, _) = setup(3, None);
-        assert_eq!(conn.sent_later(110, 135, true), 0);
     }
 
     #[test]

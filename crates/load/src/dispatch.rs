@@ -4,6 +4,13 @@
 //! hands it every due slot of the shared schedule. Around that: connects and reconnects,
 //! `--close` and `--requests-per-conn`, timeouts, and which error class each failure lands in.
 //!
+//! Every event is booked here at its own time ([`Dispatch::on_event`]): the kernel's receive
+//! stamp of the read that brought it, or else the return of the poll that reported it. So a
+//! response goes socket → `on_readable` (its event time) → `Conn::next_answer` (the parser)
+//! → `on_answer` → `Tally::record`; a connect and a TLS handshake end at their event's time
+//! too. What keeps a nap out of those times is `crate::pacing`'s one rule, fed by
+//! [`Dispatch::untimed`].
+//!
 //! It drives [`Conn`]s over an [`Io`], so the epoll worker and the simulation run this same
 //! code; the only syscalls it causes are the `Io` calls (per request: one `send`, one `recv`).
 use crate::clock::Clock;
@@ -36,9 +43,6 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     /// The last response head parsed, shared by the worker's connections
     /// (`twelve_http::client::HeadMemo`).
     heads: HeadMemo,
-    /// Reads that returned bytes, and those of them that came with a kernel receive stamp.
-    reads: u64,
-    stamped_reads: u64,
     /// Slots closed this turn, and those whose back-off ended: opened by
     /// [`Dispatch::reconnect`] just before the next poll.
     reconnect: Vec<u32>,
@@ -47,9 +51,12 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     /// Whether a connect is done within its call: to a loopback address or a Unix socket, the
     /// kernel runs the whole three-way handshake inside `connect`.
     local: bool,
-    /// Slots whose connect is under way: the worker does not nap while there are any (see
-    /// `connect_under_way`).
+    /// Slots whose connect is under way, and open slots whose TLS handshake is: events that
+    /// carry no time of their own (see `untimed`).
     connecting: u64,
+    handshaking: u64,
+    /// Whether connections make a TLS handshake first.
+    tls: bool,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -92,13 +99,13 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                     .wrapping_mul(0xD1B5_4A32_D192_ED03),
             rx: vec![0; RECV_BUF].into_boxed_slice(),
             heads: HeadMemo::default(),
-            reads: 0,
-            stamped_reads: 0,
             reconnect: Vec::with_capacity(slots),
             made: Vec::with_capacity(slots),
             local: cfg.unix_socket.is_some()
                 || cfg.targets[0].addr.ip().to_canonical().is_loopback(),
             connecting: 0,
+            handshaking: 0,
+            tls: cfg.tls.is_some() && cfg.targets[0].tls,
         }
     }
 
@@ -106,12 +113,13 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         self.open_now
     }
 
-    /// Whether a connect is under way. A connect has no data and so no kernel receive stamp:
-    /// one that completed during a nap would be booked when the nap ended. On loopback a
-    /// connect is done within its `connect` call and seen by the poll that follows, so none is
-    /// under way when the worker would nap; to a remote server the three-way handshake takes a
-    /// round trip, and the worker does not nap until it is seen.
-    pub(crate) fn connect_under_way(&self) -> bool {
+    /// Whether an event is pending that would carry no time of its own, so that a nap would
+    /// be booked in it (`crate::pacing`): a connect under way (it brings no data, so no
+    /// receive stamp; on loopback it is done within its call and seen by the poll that
+    /// follows, so none is under way when the worker would nap), or a TLS handshake (the
+    /// client's next flight, and the requests rustls holds behind it, leave when the
+    /// server's is read).
+    pub(crate) fn untimed(&self) -> bool {
         debug_assert_eq!(
             self.connecting,
             self.conns
@@ -119,13 +127,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                 .filter(|c| matches!(c.phase(), Phase::Connecting { .. }))
                 .count() as u64
         );
-        self.connecting > 0
-    }
-
-    /// Whether answers are booked at kernel receive stamps: nine reads in ten brought one (the
-    /// first reads may come before the kernel turned stamping on).
-    pub(crate) fn stamped(&self) -> bool {
-        self.reads > 0 && self.stamped_reads * 10 >= self.reads * 9
+        self.connecting + self.handshaking > 0
     }
 
     /// Whether an open-model connection waits for the next due slot.
@@ -183,12 +185,12 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     }
 
     /// Opens the connections closed since the last poll, and those whose back-off ended
-    /// (`check_conns`); returns whether it opened any. The worker calls this after its nap
-    /// (`--coalesce`) and just before polling, not as each closes, so that no connect completes
-    /// during a nap: its connect phase, which no kernel receive stamp corrects, would hold the
-    /// nap. A connect is timed from its call to the return of the poll that finds it open
-    /// (`on_event`'s `polled_ns`), less the connects made after its own where the handshake is
-    /// done within the call (docs/load-generator.md, "Naps after small batches").
+    /// (`check_conns`); returns whether it opened any. The worker calls this after any nap and
+    /// just before polling, not as each closes, so that a turn that closed connections may
+    /// still nap (a connect under way would forbid it: `untimed`). A connect is timed from its
+    /// call to its event, the return of the poll that finds it open, less the connects made
+    /// after its own where the handshake is done within the call (docs/load-generator.md,
+    /// "Pacing: naps and event time").
     pub(crate) fn reconnect(&mut self) -> bool {
         if self.reconnect.is_empty() {
             return false;
@@ -218,7 +220,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             for &(i, at) in &made {
                 let i = i as usize;
                 if matches!(self.conns[i].phase(), Phase::Connecting { .. }) {
-                    self.marks[i].waited(end.saturating_sub(at));
+                    self.marks[i].started_late(end.saturating_sub(at));
                 }
             }
         }
@@ -256,6 +258,9 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         if was_open {
             self.open_now -= 1;
         }
+        if self.conns[i].take_handshaking() {
+            self.handshaking -= 1;
+        }
         self.io.close(i);
         if self.work_left(i) {
             // Reconnected before the next poll, as wrk does at once; see `reconnect`.
@@ -285,33 +290,37 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    /// Handles what a poll that returned at `polled_ns` found ready on one connection.
+    /// Handles what a poll that returned at `polled_ns` found ready on one connection: the
+    /// poll's return is the time of every event it reported that no receive stamp dates.
     pub(crate) fn on_event(&mut self, ev: Readiness, polled_ns: u64) {
         let i = ev.slot;
         let now = self.s.clock.now_ns();
         match self.conns[i].phase() {
-            Phase::Connecting { .. } => self.on_connected(i, polled_ns.min(now), now),
+            Phase::Connecting { .. } => self.on_connected(i, polled_ns, now),
             Phase::Open => {
                 if ev.writable && self.conns[i].is_writing() {
                     self.resume_send(i, now);
                 }
                 if ev.readable && self.conns[i].phase() == Phase::Open {
-                    self.on_readable(i, now);
+                    self.on_readable(i, polled_ns, now);
                 }
             }
             Phase::Closed { .. } => {}
         }
     }
 
-    /// The connect of slot `i` was seen done by the poll that returned at `seen`; handled `now`,
-    /// after the events before it in the batch.
-    fn on_connected(&mut self, i: usize, seen: u64, now: u64) {
+    /// The connect of slot `i` ended `at` (its event time); handled `now`.
+    fn on_connected(&mut self, i: usize, at: u64, now: u64) {
         self.connecting -= 1;
         if let Err(e) = self.io.finish_connect(i) {
             self.connect_failed(i, now, e);
             return;
         }
-        self.marks[i].connected(seen, now);
+        self.marks[i].connected(at);
+        if self.tls {
+            self.conns[i].set_handshaking();
+            self.handshaking += 1;
+        }
         let reconnect = self.conns[i].opened();
         self.open_now += 1;
         self.tally.connected(now, reconnect, self.open_now);
@@ -408,35 +417,29 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    fn on_readable(&mut self, i: usize, now: u64) {
+    fn on_readable(&mut self, i: usize, polled_ns: u64, now: u64) {
         let kept = self.conns[i].restore_tail(&mut self.rx);
         let got = self.io.recv(i, &mut self.rx[kept..]);
-        // The kernel's receive time of what this read returned, where it gave one (`--rx-time
-        // kernel`): a read that came late, after a nap or behind other connections' work,
-        // still books its answers when they arrived. Never later than `now` (a stamp taken
-        // between `now` and the read).
-        let at = self.io.received_at(i).map(|t| t.min(now));
+        // The read's event time: the kernel's receive stamp where it gave one (`--rx-time
+        // kernel`; never later than `now`, for a stamp taken between `now` and the read), or
+        // the poll's return. A read that came late, behind other connections' work or after a
+        // nap, still books what it brought when it arrived.
+        let stamp = self.io.received_at(i).map(|t| t.min(now));
+        let at = stamp.unwrap_or(polled_ns);
         if self.io.handshake_done(i) {
-            // The read that fed the session its last handshake record has the stamp.
-            let flight = at.unwrap_or(now);
-            self.marks[i].handshaken(flight);
-            // The server's flight then waited in the client until this read (a nap, other
-            // connections' work), and the requests rustls held behind the handshake left only
-            // now: that wait is the client's, in neither their latency nor a phase (the open
-            // model's corrected latency keeps it: it counts from the schedule).
-            let closed = matches!(self.s.config.model, Model::Closed);
-            let held = self.conns[i].sent_later(flight, now, closed);
-            self.marks[i].waited(held);
+            // The read that fed the session its last handshake record.
+            self.marks[i].handshaken(at);
+            if self.conns[i].take_handshaking() {
+                self.handshaking -= 1;
+            }
         }
         match got {
-            Ok(0) => self.on_eof(i, now),
+            Ok(0) => self.on_eof(i, polled_ns, now),
             Ok(n) => {
-                self.reads += 1;
-                self.stamped_reads += u64::from(at.is_some());
-                self.marks[i].bytes(at.unwrap_or(now));
+                self.marks[i].bytes(at);
                 self.conns[i].on_read(kept + n);
                 self.tally.bytes_read(n);
-                self.parse_responses(i, at, now);
+                self.parse_responses(i, at, stamp.is_some(), now);
             }
             Err(Errno::AGAIN) | Err(Errno::INTR) => {}
             Err(_) => {
@@ -446,13 +449,13 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    /// Books the answers a read completed as done `at` (the kernel's receive stamp, if any);
-    /// what follows (the next window, a close) happens `now`.
-    fn parse_responses(&mut self, i: usize, at: Option<u64>, now: u64) {
+    /// Books the answers a read completed as done `at` (its event time; `stamped`: the
+    /// kernel's receive stamp); what follows (the next window, a close) happens `now`.
+    fn parse_responses(&mut self, i: usize, at: u64, stamped: bool, now: u64) {
         loop {
             match self.conns[i].next_answer(&self.rx, &mut self.heads) {
                 Ok(Some(a)) => {
-                    if !self.on_answer(i, &a, at, now) {
+                    if !self.on_answer(i, &a, at, stamped, now) {
                         return;
                     }
                 }
@@ -472,13 +475,19 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         self.drop_conn(i, now, true);
     }
 
-    /// Books one answer, done `at` (its kernel receive stamp) or else `now`; returns false when
-    /// the connection was closed.
-    fn on_answer(&mut self, i: usize, a: &Answer, at: Option<u64>, now: u64) -> bool {
-        // A stamp before the send can only be the clock mapping's error: the read time stands
-        // in rather than a latency of 0.
-        let done = at.filter(|&t| t >= a.sent_ns).unwrap_or(now);
-        self.tally.record(a, done, now - done);
+    /// Books one answer, done `at` (its event time; `stamped`: the kernel's receive stamp,
+    /// and the time from it to `now` is the read delay); returns false when the connection was
+    /// closed.
+    fn on_answer(&mut self, i: usize, a: &Answer, at: u64, stamped: bool, now: u64) -> bool {
+        // An event time before the send can only be a stamp's clock mapping error, or a poll
+        // that returned before a request sent in its own turn was answered: the read time
+        // stands in rather than a latency of 0.
+        let (done, delay) = if at >= a.sent_ns {
+            (at, if stamped { now - at } else { 0 })
+        } else {
+            (now, 0)
+        };
+        self.tally.record(a, done, delay);
         if self.marks[i].first_done() {
             self.tally.phases(&self.marks[i], done);
         }
@@ -493,10 +502,12 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         true
     }
 
-    fn on_eof(&mut self, i: usize, now: u64) {
+    /// The peer closed, seen by the poll that returned at `polled_ns`: an answer framed by the
+    /// close is done then (a close brings no stamp).
+    fn on_eof(&mut self, i: usize, polled_ns: u64, now: u64) {
         match self.conns[i].on_eof() {
             Ok(Some(a)) => {
-                self.on_answer(i, &a, None, now);
+                self.on_answer(i, &a, polled_ns, false, now);
                 if self.conns[i].phase() == Phase::Open {
                     self.drop_conn(i, now, true);
                 }

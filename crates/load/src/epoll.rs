@@ -126,6 +126,10 @@ impl Io for EpollIo {
         std::thread::sleep(Duration::from_nanos(ns));
     }
 
+    fn stamps(&self) -> bool {
+        self.dialer.stamps()
+    }
+
     #[inline]
     fn received_at(&self, slot: usize) -> Option<u64> {
         self.clock.to_run(self.stamped[slot])

@@ -37,7 +37,7 @@ pub(crate) trait Io {
     fn poll(&mut self, timeout_ns: u64) -> Result<usize, Errno>;
     /// The `k`-th event of the last poll.
     fn event(&self, k: usize) -> Readiness;
-    /// Sleeps `ns` on the worker's own timer (`--coalesce`).
+    /// Sleeps `ns` on the worker's own timer (`crate::pacing`).
     fn nap(&mut self, ns: u64);
     /// Hands the kernel what is queued for it (sends, closes) without waiting: before new
     /// connects, so that the poll that finds them open does not run that work first.
@@ -45,6 +45,11 @@ pub(crate) trait Io {
     /// Whether the slot's TLS handshake finished since the last call (once per handshake);
     /// always `false` without TLS.
     fn handshake_done(&mut self, _slot: usize) -> bool {
+        false
+    }
+    /// Whether reads bring the kernel's receive stamps (`--rx-time kernel` over TCP): then an
+    /// answer read late is still booked when it arrived, and a nap may hold it (`pacing`).
+    fn stamps(&self) -> bool {
         false
     }
     /// When the kernel received the newest byte the slot's last successful `recv` returned,

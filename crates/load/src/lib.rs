@@ -18,13 +18,13 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
-pub mod coalesce;
 pub mod config;
 mod conn;
 mod dispatch;
 mod epoll;
 mod io;
 pub mod live;
+pub mod pacing;
 pub mod perf;
 mod phases;
 pub mod ramp;
@@ -42,12 +42,12 @@ mod uring;
 mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};
-pub use coalesce::Coalesce;
 pub use config::{
     Arrival, ClientIo, Config, ConfigError, Model, RxTime, Stop, Target, parse_count,
     parse_duration, parse_rate,
 };
 pub use live::ErrorKinds;
+pub use pacing::Coalesce;
 pub use ramp::Ramp;
 pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;

@@ -1,10 +1,10 @@
 //! Starts a run: builds the shared schedule and request bytes, spawns one pinned worker per
 //! CPU entry with its share of the connections, reports progress, and gathers the results.
 use crate::clock::{Clock, MonoClock};
-use crate::coalesce::Coalesce;
 use crate::config::{Arrival, ClientIo, Config, ConfigError, Model, Stop};
 use crate::epoll::EpollIo;
 use crate::live::LiveSum;
+use crate::pacing::Coalesce;
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
 use crate::uring::UringIo;

@@ -4,11 +4,12 @@
 //! so tests check the coordinated-omission correction over millions of requests in a second or
 //! two, through the same `dispatch_due` and `after_response` a real run uses. A second model,
 //! [`simulate_closed_naps`], serves one request at a time and lets the worker nap, to check
-//! what `--rx-time` books for answers that arrive during a nap.
+//! what `--rx-time` books for answers that arrive during a nap, and when `crate::pacing` naps
+//! (a read may cost the simulated client time, so it can be the limit).
 use crate::clock::{Clock, SimClock};
-use crate::coalesce::Coalesce;
 use crate::config::{Arrival, Config, Model, RxTime, Stop, Target};
 use crate::io::{Io, Readiness};
+use crate::pacing::Coalesce;
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
 use crate::shard::Shard;
@@ -47,8 +48,11 @@ pub struct NapSim {
     pub requests: u64,
     /// Server time per request, ns; the server answers one request at a time.
     pub service_ns: u64,
-    /// The worker's nap after every small batch (`--coalesce`).
-    pub nap: Duration,
+    /// When and how long the worker naps after a small batch (`--coalesce`).
+    pub coalesce: Coalesce,
+    /// What each read costs the client, ns (the clock moves on by this much): the client is
+    /// the limit when it exceeds the server's time per request.
+    pub read_cost_ns: u64,
     pub rx_time: RxTime,
     /// Without it, each request has a connection of its own (`--close`).
     pub keep_alive: bool,
@@ -66,7 +70,7 @@ pub fn simulate_closed_naps(sim: NapSim) -> twelve_report::WorkerResult {
     let mut config = sim_config(sim.connections);
     config.stop = Stop::Requests(sim.requests);
     config.keep_alive = sim.keep_alive;
-    config.coalesce = Coalesce::Fixed(sim.nap);
+    config.coalesce = sim.coalesce;
     config.rx_time = sim.rx_time;
     let shared = shared(config, clock.clone(), None, Budget::new(sim.requests));
     let setup = SimSetup {
@@ -81,6 +85,7 @@ pub fn simulate_closed_naps(sim: NapSim) -> twelve_report::WorkerResult {
     io.stamps = sim.rx_time == RxTime::Kernel;
     io.connect_ns = sim.connect_ns;
     io.connect_call_ns = sim.connect_call_ns;
+    io.read_cost_ns = sim.read_cost_ns;
     Worker::with_io(0, &shared, sim.connections, None, io).run()
 }
 
@@ -170,6 +175,8 @@ struct SimIo {
     connect_ns: u64,
     /// What each `connect` call costs the client: the clock moves on by this much.
     connect_call_ns: u64,
+    /// What each read that returns answers costs the client.
+    read_cost_ns: u64,
     /// Slots a read left answers on: reported again at the next poll, as epoll's level
     /// triggering would.
     unread: Vec<usize>,
@@ -201,6 +208,7 @@ impl SimIo {
             connects: Vec::new(),
             connect_ns: 0,
             connect_call_ns: 0,
+            read_cost_ns: 0,
             unread: Vec::new(),
             events: Vec::new(),
         }
@@ -266,6 +274,7 @@ impl Io for SimIo {
             s.reported = true;
             self.unread.push(slot);
         }
+        self.clock.advance_ns(self.read_cost_ns);
         for chunk in buf.chunks_exact_mut(ANSWER.len()).take(n) {
             chunk.copy_from_slice(ANSWER);
         }
@@ -335,6 +344,10 @@ impl Io for SimIo {
 
     fn nap(&mut self, ns: u64) {
         self.clock.advance_ns(ns);
+    }
+
+    fn stamps(&self) -> bool {
+        self.stamps
     }
 
     fn received_at(&self, slot: usize) -> Option<u64> {

@@ -1,10 +1,10 @@
 //! A worker's books: what it measured in the measured window (latency histograms, the
 //! HdrHistogram log's intervals, requests per whole second, errors by class, its own CPU time)
 //! and the whole-run counts that live progress and the stall check read.
-use crate::coalesce::MeanLatency;
 use crate::config::{Config, Stop};
 use crate::conn::{Answer, Failure};
 use crate::live::{BUCKETS, ErrorKinds, bucket};
+use crate::pacing::MeanLatency;
 use crate::worker::{Interval, ProgressSlot};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -94,7 +94,7 @@ pub(crate) struct Tally {
     /// Last successful connect or response: a count-bounded run with no progress for long
     /// gives up instead of retrying a dead server forever.
     last_progress_ns: u64,
-    /// Running mean of send-to-response latency, for `--coalesce auto`.
+    /// Running mean of send-to-response latency, for the naps' length (`crate::pacing`).
     mean_latency: MeanLatency,
 }
 
@@ -244,7 +244,7 @@ impl Tally {
         }
     }
 
-    /// The latency so far, for `--coalesce auto`.
+    /// The latency so far, for the naps' length (`crate::pacing`).
     pub(crate) fn mean_latency(&self) -> MeanLatency {
         self.mean_latency
     }
@@ -256,11 +256,8 @@ impl Tally {
         }
     }
 
-    pub(crate) fn napped(&mut self) {
-        self.res.naps += 1;
-    }
-
-    /// Books one answered request, done at `now_ns` and read `read_delay_ns` later.
+    /// Books one answered request, done at `now_ns` (its event time) and read `read_delay_ns`
+    /// after its kernel receive stamp.
     #[inline]
     pub(crate) fn record(&mut self, a: &Answer, now_ns: u64, read_delay_ns: u64) {
         self.requests_all += 1;

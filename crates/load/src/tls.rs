@@ -209,6 +209,10 @@ impl<I: Io> Io for TlsIo<I> {
         std::mem::take(&mut self.handshaken[slot])
     }
 
+    fn stamps(&self) -> bool {
+        self.inner.stamps()
+    }
+
     /// The stamp of the slot's last ciphertext read: the plaintext handed out came in with it
     /// or before it.
     fn received_at(&self, slot: usize) -> Option<u64> {

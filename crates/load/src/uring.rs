@@ -399,6 +399,10 @@ impl Io for UringIo {
         let _ = self.ring.submit();
     }
 
+    fn stamps(&self) -> bool {
+        self.dialer.stamps()
+    }
+
     #[inline]
     fn received_at(&self, slot: usize) -> Option<u64> {
         self.clock.to_run(self.slots[slot].stamp)

@@ -1,8 +1,9 @@
 //! A worker: one pinned thread, its share of the connections, and the loop that runs them:
 //! reconnects and timeouts every 10 ms, open-model slots as they come due, a wait for readiness
-//! bounded by the next of those, then a nap after a small batch (`--coalesce`). What to send
-//! and how to book each answer is the [`Dispatch`]'s; the sockets are an [`Io`]: epoll in a
-//! run, a modelled server in the simulation, which drives this same loop on a simulated clock.
+//! bounded by the next of those, then a nap after a small batch when [`Pacing`] allows one.
+//! What to send and how to book each event is the [`Dispatch`]'s; the sockets are an [`Io`]:
+//! epoll in a run, a modelled server in the simulation, which drives this same loop on a
+//! simulated clock.
 //! Nothing is shared with other workers but the schedule (or budget), the stop flag and a
 //! progress slot.
 //!
@@ -13,6 +14,7 @@ use crate::clock::Clock;
 use crate::config::{Config, Stop};
 use crate::dispatch::Dispatch;
 use crate::io::Io;
+use crate::pacing::{Pacing, Turn};
 use crate::request::RequestSet;
 use crate::schedule::{Budget, Schedule};
 use crate::tally::{HdrLog, Tally};
@@ -63,6 +65,7 @@ pub(crate) struct Worker<'s, C: Clock, I: Io> {
     id: usize,
     s: &'s Shared<C>,
     d: Dispatch<'s, C, I>,
+    pacing: Pacing,
 }
 
 /// Voluntary plus involuntary context switches of the calling thread.
@@ -88,10 +91,12 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             .zip(s.config.hdr_interval)
             .map(|(tx, every)| HdrLog::new(tx, every, s.interval_phase_ns));
         let mut tally = Tally::new(s.config.worker_cpus[id], &s.config, log);
-        tally.progressed(s.clock.now_ns());
+        let now = s.clock.now_ns();
+        tally.progressed(now);
         Self {
             id,
             s,
+            pacing: Pacing::new(s.config.coalesce, now),
             // Stagger first URLs by worker so pipelined windows start on different URLs.
             d: Dispatch::new(s, io, conns, id, tally),
         }
@@ -114,6 +119,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             }
             if now >= next_hk {
                 self.housekeeping(now);
+                self.pacing.tick(now);
                 next_hk = now + HOUSEKEEPING_NS;
             }
             self.d.dispatch_due(now);
@@ -127,6 +133,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
                 break self.s.clock.now_ns();
             };
             let polled_ns = self.s.clock.now_ns();
+            self.pacing.waited(now, polled_ns);
             for k in 0..polled {
                 let ev = self.d.io.event(k);
                 self.d.on_event(ev, polled_ns);
@@ -137,25 +144,19 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
     }
 
     /// After a small batch, waits on this thread's own timer so more responses gather, rather
-    /// than blocking until the server's next send has to wake it (see `coalesce`). Never past
-    /// the next due request, housekeeping, or the end of the run.
+    /// than blocking until the server's next send has to wake it, when [`Pacing`] allows it.
+    /// Never past the next due request, housekeeping, or the end of the run.
     fn nap_after(&mut self, polled: usize, next_hk: u64) {
-        let seen = self.d.tally.mean_latency();
-        let open = self.d.open_now();
-        let nap = self
-            .s
-            .config
-            .coalesce
-            .nap_ns(polled, open, seen, self.d.stamped());
+        let turn = Turn {
+            polled,
+            open: self.d.open_now(),
+            latency: self.d.tally.mean_latency(),
+            stamped: self.d.io.stamps(),
+            untimed: self.d.untimed() || self.d.io.has_pending(),
+        };
+        let nap = self.pacing.nap_ns(&turn);
         // After the poll that carried the last answer of a `-n` run: end now, not a nap later.
-        // And never with received bytes waiting for the next poll's read.
-        // Nor with a connect under way, which no stamp would time (`Dispatch::connect_under_way`).
-        if nap == 0
-            || self.s.stop.load(Ordering::Relaxed)
-            || self.finished()
-            || self.d.io.has_pending()
-            || self.d.connect_under_way()
-        {
+        if nap == 0 || self.s.stop.load(Ordering::Relaxed) || self.finished() {
             return;
         }
         let now = self.s.clock.now_ns();
@@ -166,8 +167,8 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             nap = nap.min(due.saturating_sub(now));
         }
         if nap > 0 {
-            self.d.tally.napped();
             self.d.io.nap(nap);
+            self.pacing.napped(now, self.s.clock.now_ns());
         }
     }
 
@@ -222,6 +223,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             .store(self.d.tally.requests_all(), Ordering::Relaxed);
         let mut res = self.d.tally.finish(now, self.s.measure_start_ns);
         res.context_switches = context_switches();
+        (res.naps, res.nap_cause) = self.pacing.report();
         slot.done.store(true, Ordering::Release);
         res
     }

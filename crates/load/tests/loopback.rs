@@ -166,9 +166,9 @@ fn request_count_matches_what_the_server_answered() {
     assert!(r.concurrency_reached());
 }
 
-/// `--coalesce`: with millisecond latencies `auto` naps after small batches (booking at the
-/// read: 10 µs, 1% of the latency; 16 connections, enough for a batch) and every count stays
-/// exact; `off` never naps.
+/// `--coalesce`: a fixed nap is taken after small batches and every count stays exact;
+/// `auto` on a client with CPU to spare (it waits a millisecond for every answer) behaves as
+/// an independent client and never naps; `off` never naps.
 #[test]
 fn coalescing_naps_after_small_batches_and_loses_nothing() {
     let (addr, seen) = server(Behaviour::Slow);
@@ -179,7 +179,11 @@ fn coalescing_naps_after_small_batches_and_loses_nothing() {
     c.timeout = Duration::from_secs(2);
     let mut answered = 0;
     for (mode, naps) in [
-        (twelve_load::Coalesce::Auto, true),
+        (
+            twelve_load::Coalesce::Fixed(Duration::from_micros(100)),
+            true,
+        ),
+        (twelve_load::Coalesce::Auto, false),
         (twelve_load::Coalesce::Off, false),
     ] {
         c.coalesce = mode;

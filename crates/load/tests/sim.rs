@@ -124,14 +124,15 @@ fn shards_together_record_what_one_client_records() {
 #[test]
 fn answers_that_arrive_during_a_nap_are_booked_when_they_arrived() {
     use std::time::Duration;
-    use twelve_load::RxTime;
     use twelve_load::sim::{NapSim, simulate_closed_naps};
+    use twelve_load::{Coalesce, RxTime};
     const US: u64 = 1_000;
     let sim = NapSim {
         connections: 4,
         requests: 400,
         service_ns: 10 * US,
-        nap: Duration::from_millis(1),
+        coalesce: Coalesce::Fixed(Duration::from_millis(1)),
+        read_cost_ns: 0,
         rx_time: RxTime::Kernel,
         keep_alive: true,
         connect_ns: 0,
@@ -182,8 +183,8 @@ fn answers_that_arrive_during_a_nap_are_booked_when_they_arrived() {
 #[test]
 fn a_nap_is_never_in_the_connect_phase() {
     use std::time::Duration;
-    use twelve_load::RxTime;
     use twelve_load::sim::{NapSim, simulate_closed_naps};
+    use twelve_load::{Coalesce, RxTime};
     const US: u64 = 1_000;
     // On loopback (a connect done within its call, which costs the client 20 µs, and seen by
     // the next poll, after the other connects of the turn), and a round trip of 100 µs away,
@@ -194,7 +195,8 @@ fn a_nap_is_never_in_the_connect_phase() {
             connections: 4,
             requests: 400,
             service_ns,
-            nap: Duration::from_millis(1),
+            coalesce: Coalesce::Fixed(Duration::from_millis(1)),
+            read_cost_ns: 0,
             rx_time: RxTime::Kernel,
             keep_alive: false,
             connect_ns,
@@ -218,5 +220,42 @@ fn a_nap_is_never_in_the_connect_phase() {
             latency <= 4 * service_ns + service_ns / 200,
             "max latency {latency} ns"
         );
+    }
+}
+
+/// The pacing rule (`--coalesce auto`, the default): a client with CPU to spare behaves as an
+/// independent client and never naps; one that is the limit (each read costs it nearly the
+/// server's time per request) naps, and its result says why. With naps asked for
+/// (`--coalesce on`), the client with CPU to spare naps too, and says it was asked.
+#[test]
+fn auto_naps_only_when_the_client_is_the_limit_and_says_so() {
+    use twelve_load::sim::{NapSim, simulate_closed_naps};
+    use twelve_load::{Coalesce, RxTime};
+    use twelve_report::NapCause;
+    const US: u64 = 1_000;
+    let sim = |coalesce, read_cost_ns| {
+        simulate_closed_naps(NapSim {
+            connections: 64,
+            // 1 s of the server's time: a hundred housekeeping windows.
+            requests: 20_000,
+            service_ns: 50 * US,
+            coalesce,
+            read_cost_ns,
+            rx_time: RxTime::Kernel,
+            keep_alive: true,
+            connect_ns: 0,
+            connect_call_ns: 0,
+        })
+    };
+    let spare = sim(Coalesce::Auto, 0);
+    assert_eq!((spare.naps, spare.nap_cause), (0, None));
+    let bound = sim(Coalesce::Auto, 48 * US);
+    assert!(bound.naps > 100, "{} naps", bound.naps);
+    assert_eq!(bound.nap_cause, Some(NapCause::ClientLimit));
+    let asked = sim(Coalesce::On, 0);
+    assert!(asked.naps > 100, "{} naps", asked.naps);
+    assert_eq!(asked.nap_cause, Some(NapCause::Asked));
+    for r in [&spare, &bound, &asked] {
+        assert_eq!(r.requests, 20_000);
     }
 }

@@ -210,6 +210,11 @@ pub struct Client {
     pub read_delay_us: f64,
     /// Busiest worker's busy share, 0–1.
     pub max_busy: f64,
+    /// Naps after small batches, all workers (`--coalesce`).
+    pub naps: u64,
+    /// Why: `client-limit` (`auto`, a worker was the limit) or `asked` (`on`, a fixed nap);
+    /// null when no worker napped.
+    pub nap_cause: Option<&'static str>,
     /// True when a worker was ≥ 90% busy: the figures measure the client.
     pub client_bound: bool,
     /// A sentence saying so, when `client_bound`.
@@ -351,6 +356,8 @@ impl Client {
             cpu_ns_per_request: s.client.cpu_ns_per_request,
             read_delay_us: s.client.read_delay_ns / 1_000.0,
             max_busy: s.client.max_busy,
+            naps: s.naps(),
+            nap_cause: s.nap_cause().map(crate::NapCause::name),
             client_bound: s.client.client_bound,
             note: s.client.client_bound.then(|| CLIENT_BOUND_NOTE.to_string()),
             workers: s

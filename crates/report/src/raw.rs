@@ -71,6 +71,9 @@ pub struct RawWorker {
     pub context_switches: u64,
     /// Naps (`--coalesce`).
     pub naps: u64,
+    /// Why it napped; absent when it never did, and in reports written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nap_cause: Option<crate::NapCause>,
     /// Summed wait of the responses between kernel receipt and read, ns; absent in reports
     /// written before it was recorded.
     #[serde(default)]
@@ -165,6 +168,7 @@ impl RawWorker {
             wall_ns: ns(w.wall_time),
             context_switches: w.context_switches,
             naps: w.naps,
+            nap_cause: w.nap_cause,
             read_delay_ns: ns(w.read_delay),
             tail_requests: w.tail_requests,
             errors: RawErrors {
@@ -217,6 +221,7 @@ impl RawWorker {
             wall_time: Duration::from_nanos(self.wall_ns),
             context_switches: self.context_switches,
             naps: self.naps,
+            nap_cause: self.nap_cause,
             read_delay: Duration::from_nanos(self.read_delay_ns),
             tail_requests: self.tail_requests,
             errors,

@@ -218,6 +218,8 @@ pub struct WorkerResult {
     pub context_switches: u64,
     /// Naps taken after small batches of responses (`--coalesce`), whole run.
     pub naps: u64,
+    /// Why the worker napped; `None` when it never did.
+    pub nap_cause: Option<NapCause>,
     /// Summed over the measured responses: how long each waited in the client between its
     /// kernel receive stamp and the read that booked it (`--rx-time kernel`; 0 otherwise).
     /// Time a closed-model connection spends here is not spent at the server.
@@ -228,6 +230,26 @@ pub struct WorkerResult {
     pub conns: ConnCounts,
     /// Phases of the first request on each new connection (measured window).
     pub phases: crate::Phases,
+}
+
+/// Why a worker napped (`--coalesce`): a client with CPU to spare never naps unless asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NapCause {
+    /// `auto`: the worker was the limit (at least 90% busy over a window).
+    ClientLimit,
+    /// `--coalesce on` or a fixed nap.
+    Asked,
+}
+
+impl NapCause {
+    /// The JSON's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            NapCause::ClientLimit => "client-limit",
+            NapCause::Asked => "asked",
+        }
+    }
 }
 
 /// What the embedded server spent over (about) the measured window: its threads' CPU time

@@ -112,6 +112,8 @@ pub struct WorkerSummary {
     pub context_switches: u64,
     /// Naps after small batches of responses (`--coalesce`), whole run.
     pub naps: u64,
+    /// Why it napped.
+    pub nap_cause: Option<crate::NapCause>,
     /// Corrected latency of this worker.
     pub latency: Percentiles,
 }
@@ -164,6 +166,7 @@ impl Summary {
                     cpu_time: w.cpu_time,
                     context_switches: w.context_switches,
                     naps: w.naps,
+                    nap_cause: w.nap_cause,
                     latency: Percentiles::of(&w.latency.corrected),
                 })
                 .collect(),
@@ -261,6 +264,15 @@ impl Summary {
     /// Naps after small batches, all workers (`--coalesce`).
     pub fn naps(&self) -> u64 {
         self.workers.iter().map(|w| w.naps).sum()
+    }
+
+    /// Why the workers napped: the client was the limit if any worker napped for that, else
+    /// asked if any napped at all.
+    pub fn nap_cause(&self) -> Option<crate::NapCause> {
+        let causes = || self.workers.iter().filter_map(|w| w.nap_cause);
+        causes()
+            .find(|&c| c == crate::NapCause::ClientLimit)
+            .or_else(|| causes().next())
     }
 }
 

@@ -248,10 +248,21 @@ fn client(o: &mut String, s: &Summary) {
         cl.cpu_ns_per_request,
         cl.max_busy * 100.0
     );
-    // Said only when it happened: the client waited on its own timer (see `--coalesce`).
+    // Said only when it happened, with why: the client waited on its own timer (see
+    // `--coalesce`), which a client with CPU to spare never does unless asked.
     let naps = s.naps();
-    if naps > 0 {
-        let _ = write!(o, ", {naps} naps after small batches (--coalesce)");
+    match s.nap_cause() {
+        _ if naps == 0 => {}
+        Some(crate::NapCause::ClientLimit) => {
+            let _ = write!(
+                o,
+                ", {naps} naps after small batches (the client was the limit: --coalesce auto \
+                 naps only then)"
+            );
+        }
+        _ => {
+            let _ = write!(o, ", {naps} naps after small batches (asked: --coalesce)");
+        }
     }
     // Time out of the latency but not out of a closed-model connection's cycle: say it.
     if cl.read_delay_ns >= 1_000.0 {

@@ -129,18 +129,36 @@ fn slo_decides_on_measured_values() {
     assert!(!Slo::parse("errors<0.1%").unwrap().check(&s).pass);
 }
 
-/// The client line names the naps of `--coalesce` only when there were some.
+/// The client line names the naps of `--coalesce` only when there were some, with why; the
+/// JSON says the same.
 #[test]
 fn text_report_counts_naps_only_when_taken() {
     let mut run = sample_run();
     let text = |run: &RunResult| twelve_report::text::render(&summarise(run));
     assert!(!text(&run).contains("naps"), "{}", text(&run));
     run.workers[0].naps = 30;
+    run.workers[0].nap_cause = Some(twelve_report::NapCause::Asked);
     run.workers[1].naps = 12;
+    run.workers[1].nap_cause = Some(twelve_report::NapCause::Asked);
     let t = text(&run);
     assert!(
-        t.contains("% busy, 42 naps after small batches (--coalesce)\n"),
+        t.contains("% busy, 42 naps after small batches (asked: --coalesce)\n"),
         "{t}"
+    );
+    // One worker napped because it was the limit: that is the reason given.
+    run.workers[1].nap_cause = Some(twelve_report::NapCause::ClientLimit);
+    let t = text(&run);
+    assert!(
+        t.contains(
+            "% busy, 42 naps after small batches (the client was the limit: --coalesce auto \
+             naps only then)\n"
+        ),
+        "{t}"
+    );
+    let json = JsonReport::of(&summarise(&run), "0");
+    assert_eq!(
+        (json.client.naps, json.client.nap_cause),
+        (42, Some("client-limit"))
     );
 }
 
