@@ -79,6 +79,12 @@ pub struct LoadArgs {
     /// that long after every small batch (at most 10ms). The report says when it napped and why.
     #[arg(long, value_name = "auto|on|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
+    /// Open model: how late a due request may leave, so that one wake-up of the client serves
+    /// every request due within it (and reads the answers that came meanwhile). Smaller keeps
+    /// the schedule tighter (the self-check reports the achieved schedule lag); larger costs
+    /// the client less CPU per request (1ms is wrk2's granularity). At most 10ms.
+    #[arg(long, value_name = "DUR", default_value = "50us")]
+    pub slack: String,
     /// When a response counts as received: kernel (the kernel's receive timestamp,
     /// SO_TIMESTAMPNS, so a read that comes late, after a nap or behind other connections'
     /// work, adds nothing to the latency) or read (when the client read it, as wrk does).
@@ -181,6 +187,10 @@ impl LoadArgs {
         c.timeout = parse_duration(&self.timeout).context("--timeout")?;
         c.connect_timeout = parse_duration(&self.connect_timeout).context("--connect-timeout")?;
         c.coalesce = self.coalesce;
+        c.slack = parse_duration(&self.slack).context("--slack")?;
+        if c.slack > twelve_load::pacing::MAX_SLACK {
+            anyhow::bail!("--slack {}: at most 10ms", self.slack);
+        }
         c.rx_time = self.rx_time;
         c.io = self.client_io()?;
         if let Some(text) = &self.source {

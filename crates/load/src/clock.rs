@@ -10,6 +10,11 @@ use std::time::Instant;
 pub trait Clock: Send + Sync {
     /// Now, in ns since the origin.
     fn now_ns(&self) -> u64;
+    /// CPU time of the calling thread, ns, where the clock can tell (`None`: the simulation,
+    /// where the client's work is the time its modelled calls move the clock on).
+    fn thread_cpu_ns(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// CLOCK_MONOTONIC via `Instant` (vDSO, about 20 ns a read; never gettimeofday, which jumps
@@ -43,6 +48,11 @@ impl Clock for MonoClock {
     #[inline]
     fn now_ns(&self) -> u64 {
         self.origin.elapsed().as_nanos() as u64
+    }
+
+    fn thread_cpu_ns(&self) -> Option<u64> {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        Some(t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
     }
 }
 

@@ -194,6 +194,9 @@ pub struct Config {
     pub hdr_interval: Option<Duration>,
     /// How a worker waits after a poll that found only a few responses.
     pub coalesce: crate::Coalesce,
+    /// Open model: how late a due request may leave so that one wake-up serves every request
+    /// due within it (`--slack`; see `crate::pacing`).
+    pub slack: Duration,
     /// This process's slice of a run split across load generators (`--shard I/N`); the
     /// fields above describe the whole run (see `shard`).
     pub shard: Option<crate::Shard>,
@@ -236,6 +239,7 @@ impl Config {
             requests_per_conn: None,
             hdr_interval: None,
             coalesce: crate::Coalesce::Auto,
+            slack: crate::pacing::DEFAULT_SLACK,
             shard: None,
             sources: Vec::new(),
             ramp: None,

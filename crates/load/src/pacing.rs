@@ -10,12 +10,19 @@
 //! server's), no received bytes waiting for a read, and answers stamped by the kernel.
 //!
 //! When: `--coalesce auto` (the default) naps only while the client is the limit, judged per
-//! housekeeping window from the share of it the worker spent neither polling nor napping
-//! ([`Pacing::tick`]). With CPU to spare there is nothing to save, and a client that naps
+//! housekeeping window from the worker's CPU time over it (in the simulation, the share of it
+//! spent neither polling nor napping: [`Pacing::tick`]). With CPU to spare there is nothing to save, and a client that naps
 //! batches its requests, so the server wakes less often and looks better than under
 //! independent clients: then it blocks, as wrk does. `on` naps whenever the rule allows; `off`
 //! never; a fixed `DURATION` naps that long after every small batch (booked at the read under
 //! `--rx-time read`, where the nap is then in the latency: the user asked for it).
+//!
+//! The open model sends on its schedule whatever the client's load: one wake-up serves every
+//! request due within `--slack` of the first (so a request leaves at most that late, plus the
+//! timer's own lateness), and while a connection is ready for the next due request and the
+//! rule holds, the worker sleeps on its timer to that wake-up rather than being woken by each
+//! answer ([`Pacing::sleeps_through`]): the answers are read with the next sends, booked at
+//! their stamps.
 //!
 //! How long (`auto` and `on`): a quarter of the server's queue time (the mean latency above the
 //! fastest response seen), at most a tenth of the mean latency and 1 ms, never under 2 µs, and
@@ -45,6 +52,13 @@ const MIN_NAP_NS: u64 = 2_000;
 /// The client is the limit in a window it spent at least 9/10 of working (neither polling
 /// nor napping): the self-check's client-bound line (twelve_report::verdict).
 const BOUND_TENTHS: u64 = 9;
+/// `--slack`'s default: small enough that the p99 schedule lag, which adds the timer's own
+/// lateness (tens of µs on a VM), stays under 100 µs.
+pub const DEFAULT_SLACK: Duration = Duration::from_micros(50);
+/// The longest `--slack` accepted: wrk2 rounds its timers to whole milliseconds; ten of them
+/// would move the load the schedule states.
+pub const MAX_SLACK: Duration = Duration::from_millis(10);
+
 /// While napping, every PROBE_EVERY-th window takes no nap, so the next judgement sees the
 /// client as it would be without them (naps absorb the waits that would show it idle).
 const PROBE_EVERY: u32 = 10;
@@ -113,9 +127,10 @@ pub(crate) struct Turn {
 #[derive(Debug, Clone)]
 pub(crate) struct Pacing {
     mode: Coalesce,
-    /// The current window (one housekeeping tick): its start and how long the worker waited
-    /// in it (polls and naps).
+    /// The current window (one housekeeping tick): its start, the thread's CPU time then
+    /// (where known), and how long the worker waited in it (polls and naps).
     window_start_ns: u64,
+    window_cpu_ns: Option<u64>,
     idle_ns: u64,
     /// Whether the last judgement found the client the limit.
     bound: bool,
@@ -129,6 +144,7 @@ impl Pacing {
         Self {
             mode,
             window_start_ns: now_ns,
+            window_cpu_ns: None,
             idle_ns: 0,
             bound: false,
             since_judged: 0,
@@ -142,14 +158,22 @@ impl Pacing {
         self.idle_ns += to_ns.saturating_sub(from_ns);
     }
 
-    /// Ends the window at `now_ns`: judges whether the client is the limit after a window
-    /// without naps (the first, or a probe), and starts the next.
-    pub(crate) fn tick(&mut self, now_ns: u64) {
+    /// Ends the window at `now_ns`, with the thread's CPU time `cpu_ns` where known: judges
+    /// whether the client is the limit after a window without naps (the first, or a probe),
+    /// and starts the next. Busy is the CPU time over the window where known (a worker that
+    /// other work keeps off its CPU is not the limit), else the time it did not wait.
+    pub(crate) fn tick(&mut self, now_ns: u64, cpu_ns: Option<u64>) {
         let wall = now_ns.saturating_sub(self.window_start_ns);
+        let last_cpu = std::mem::replace(&mut self.window_cpu_ns, cpu_ns);
         if wall == 0 {
             return;
         }
-        let busy = wall.saturating_sub(self.idle_ns);
+        let busy = match (cpu_ns, last_cpu) {
+            (Some(now), Some(then)) => now.saturating_sub(then),
+            // The first reading of the CPU time: the next window is the first judged.
+            (Some(_), None) => 0,
+            (None, _) => wall.saturating_sub(self.idle_ns),
+        };
         if !self.bound || self.probing() {
             self.bound = busy * 10 >= wall * BOUND_TENTHS;
             self.since_judged = 0;
@@ -193,6 +217,14 @@ impl Pacing {
                 if nap < MIN_NAP_NS { 0 } else { nap }
             }
         }
+    }
+
+    /// Open model, with a connection ready for the next due request: whether the worker may
+    /// sleep on its timer to the next wake-up instead of waiting for readiness, so answers
+    /// that arrive meanwhile are read with the next sends. The same rule as a nap (the answers
+    /// must carry their stamps, nothing untimed pending), and never under `off`.
+    pub(crate) fn sleeps_through(&self, stamped: bool, untimed: bool) -> bool {
+        self.mode != Coalesce::Off && stamped && !untimed
     }
 
     /// The worker napped from `from_ns` to `to_ns`.
@@ -292,7 +324,7 @@ mod tests {
         for w in 0..windows {
             let start = w * 10 * MS;
             p.waited(start, start + (10 - busy_tenths) * MS);
-            p.tick(start + 10 * MS);
+            p.tick(start + 10 * MS, None);
         }
         p
     }
@@ -337,6 +369,18 @@ mod tests {
         fixed_big_batch: Coalesce::Fixed(Duration::from_micros(7)), SPARE, turn(SMALL_BATCH, MANY, MeanLatency::default()) => 0;
     }
 
+    /// Where the thread's CPU time is known it is the measure: a worker that never waited but
+    /// was kept off its CPU by other work half the time is not the limit.
+    #[test]
+    fn cpu_time_judges_where_known() {
+        let mut p = Pacing::new(Coalesce::Auto, 0);
+        p.tick(10 * MS, Some(100 * MS));
+        p.tick(20 * MS, Some(105 * MS));
+        assert!(!p.client_bound());
+        p.tick(30 * MS, Some(115 * MS));
+        assert!(p.client_bound());
+    }
+
     /// Before its first window is judged, no worker knows it is the limit.
     #[test]
     fn auto_never_naps_before_the_first_judgement() {
@@ -358,7 +402,7 @@ mod tests {
             let idle = if p.client_bound() { 0 } else { 6 * MS };
             p.waited(now, now + idle);
             now += 10 * MS;
-            p.tick(now);
+            p.tick(now, None);
         }
         let probe = PROBE_EVERY as usize - 1;
         assert!(napping[..probe].iter().all(|&n| n), "{napping:?}");

@@ -131,6 +131,24 @@ fn shared(
 /// Runs one shard's stripe of the simulated schedule (`--shard I/N`): the same global slots
 /// at the same instants as the whole run, with the shard's share of the connections.
 pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
+    // No naps and no slack: every request leaves when it is due, so shards replay the whole
+    // run's instants exactly.
+    open_model(setup, shard, Coalesce::Off, Duration::ZERO).0
+}
+
+/// The open model with `--slack` and the default pacing, answers stamped by the kernel:
+/// returns the latency record and how many times the worker woke (a poll or a nap that moved
+/// the clock).
+pub fn simulate_open_slack(setup: SimSetup, slack: Duration) -> (Recorder, u64) {
+    open_model(setup, None, Coalesce::Auto, slack)
+}
+
+fn open_model(
+    setup: SimSetup,
+    shard: Option<Shard>,
+    coalesce: Coalesce,
+    slack: Duration,
+) -> (Recorder, u64) {
     let clock = SimClock::new();
     let mut config = sim_config(setup.connections);
     config.shard = shard;
@@ -140,16 +158,19 @@ pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
         seed: 0,
     };
     config.stop = Stop::Requests(setup.requests);
-    // Naps would delay reads by design; the simulation checks the schedule and the recording.
-    config.coalesce = Coalesce::Off;
+    config.coalesce = coalesce;
+    config.slack = slack;
     let schedule = match shard {
         Some(s) => Schedule::uniform(setup.rate_per_s, 0, setup.requests).striped(s),
         None => Schedule::uniform(setup.rate_per_s, 0, setup.requests),
     };
     let shared = shared(config, clock.clone(), Some(schedule), Budget::new(u64::MAX));
     let conns = shared.config.own_connections();
-    let io = SimIo::new(clock, &setup);
-    Worker::with_io(0, &shared, conns, None, io).run().latency
+    let mut io = SimIo::new(clock, &setup);
+    io.stamps = coalesce != Coalesce::Off;
+    let wakeups = io.wakeups.clone();
+    let latency = Worker::with_io(0, &shared, conns, None, io).run().latency;
+    (latency, wakeups.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// What the modelled server sends for every request.
@@ -177,6 +198,8 @@ struct SimIo {
     connect_call_ns: u64,
     /// What each read that returns answers costs the client.
     read_cost_ns: u64,
+    /// Polls and naps that moved the clock: the worker's wake-ups.
+    wakeups: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Slots a read left answers on: reported again at the next poll, as epoll's level
     /// triggering would.
     unread: Vec<usize>,
@@ -209,9 +232,16 @@ impl SimIo {
             connect_ns: 0,
             connect_call_ns: 0,
             read_cost_ns: 0,
+            wakeups: Default::default(),
             unread: Vec::new(),
             events: Vec::new(),
         }
+    }
+
+    /// The worker slept and woke.
+    fn woke(&self) {
+        self.wakeups
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Reports the connects done by `now` as writable events.
@@ -306,14 +336,21 @@ impl Io for SimIo {
         if !self.events.is_empty() {
             return Ok(self.events.len());
         }
-        let until = self.clock.now_ns().saturating_add(timeout_ns);
+        let start = self.clock.now_ns();
+        let until = start.saturating_add(timeout_ns);
         let answer = self.in_flight.peek().map(|Reverse((t, _, _))| *t);
         let connect = self.connects.iter().map(|&(t, _)| t).min();
         let next = answer.into_iter().chain(connect).min();
         let Some(next) = next.filter(|&t| t <= until) else {
+            if until > start {
+                self.woke();
+            }
             self.clock.set_ns(until);
             return Ok(0);
         };
+        if next > start {
+            self.woke();
+        }
         self.clock.set_ns(next);
         let now = self.clock.now_ns();
         self.connected_by(now);
@@ -344,6 +381,7 @@ impl Io for SimIo {
 
     fn nap(&mut self, ns: u64) {
         self.clock.advance_ns(ns);
+        self.woke();
     }
 
     fn stamps(&self) -> bool {

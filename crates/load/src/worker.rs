@@ -66,6 +66,8 @@ pub(crate) struct Worker<'s, C: Clock, I: Io> {
     s: &'s Shared<C>,
     d: Dispatch<'s, C, I>,
     pacing: Pacing,
+    /// `--slack`, ns.
+    slack_ns: u64,
 }
 
 /// Voluntary plus involuntary context switches of the calling thread.
@@ -97,6 +99,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             id,
             s,
             pacing: Pacing::new(s.config.coalesce, now),
+            slack_ns: u64::try_from(s.config.slack.as_nanos()).unwrap_or(u64::MAX),
             // Stagger first URLs by worker so pipelined windows start on different URLs.
             d: Dispatch::new(s, io, conns, id, tally),
         }
@@ -119,7 +122,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             }
             if now >= next_hk {
                 self.housekeeping(now);
-                self.pacing.tick(now);
+                self.pacing.tick(now, self.s.clock.thread_cpu_ns());
                 next_hk = now + HOUSEKEEPING_NS;
             }
             self.d.dispatch_due(now);
@@ -129,7 +132,13 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             } else {
                 now
             };
-            let Ok(polled) = self.d.io.poll(self.wait_ns(now, next_hk)) else {
+            let mut wait = self.wait_ns(now, next_hk);
+            if self.sleeps_through(wait) {
+                // Answers that arrive meanwhile are read by the poll after it, with the sends.
+                self.d.io.nap(wait);
+                wait = 0;
+            }
+            let Ok(polled) = self.d.io.poll(wait) else {
                 break self.s.clock.now_ns();
             };
             let polled_ns = self.s.clock.now_ns();
@@ -195,13 +204,32 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             && now.saturating_sub(self.d.tally.last_progress_ns()) > limit
     }
 
+    /// Open model: whether to sleep `wait` on the timer rather than wait for readiness: a
+    /// connection is ready for the next due request, and [`Pacing::sleeps_through`] allows it.
+    fn sleeps_through(&self, wait: u64) -> bool {
+        wait > 0
+            && self.d.has_ready()
+            && self
+                .s
+                .schedule
+                .as_ref()
+                .is_some_and(|s| s.next_due_ns().is_some())
+            && self.pacing.sleeps_through(
+                self.d.io.stamps(),
+                self.d.untimed() || self.d.io.has_pending(),
+            )
+    }
+
+    /// How long the next wait may last: to housekeeping, the end of the run, and (open model,
+    /// with a connection ready) the next due request plus the slack, so that one wake-up
+    /// serves every request due within it.
     fn wait_ns(&self, now: u64, next_hk: u64) -> u64 {
         let mut until = next_hk.min(self.s.end_ns);
         if let Some(s) = &self.s.schedule
             && self.d.has_ready()
             && let Some(due) = s.next_due_ns()
         {
-            until = until.min(due);
+            until = until.min(due.saturating_add(self.slack_ns));
         }
         if !self.d.tally.is_measuring() {
             until = until.min(self.s.measure_start_ns);

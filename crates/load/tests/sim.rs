@@ -259,3 +259,52 @@ fn auto_naps_only_when_the_client_is_the_limit_and_says_so() {
         assert_eq!(r.requests, 20_000);
     }
 }
+
+/// `--slack`: at 40k req/s (a request every 25 µs) into a server that answers in 30 µs, a
+/// slack of 100 µs lets one wake-up serve the four requests due within it and read the answers
+/// that came meanwhile (booked at their stamps), so the worker wakes far less often than once
+/// a request; no request leaves later than the slack, and none early.
+#[test]
+fn one_wake_up_serves_every_request_due_within_the_slack() {
+    use std::time::Duration;
+    use twelve_load::sim::simulate_open_slack;
+    const US: u64 = 1_000;
+    let setup = SimSetup {
+        rate_per_s: 40_000.0,
+        connections: 64,
+        requests: 40_000,
+        service_ns: 30 * US,
+        stall: None,
+    };
+    let (exact, exact_wakeups) = simulate_open_slack(setup, Duration::ZERO);
+    let (slack, slack_wakeups) = simulate_open_slack(setup, Duration::from_micros(100));
+    for r in [&exact, &slack] {
+        assert_eq!(r.corrected.len(), 40_000);
+    }
+    assert_eq!(
+        exact.wait.max(),
+        0,
+        "without slack every request leaves when due"
+    );
+    // Sent at most the slack late (HDR's 3 digits), never early.
+    assert!(
+        slack.wait.max() <= 100_100,
+        "lag up to {} ns",
+        slack.wait.max()
+    );
+    // A wake-up a request or more without slack; with it, one per four.
+    assert!(
+        exact_wakeups >= 40_000,
+        "{exact_wakeups} wake-ups without slack"
+    );
+    assert!(
+        slack_wakeups <= 40_000 / 3,
+        "{slack_wakeups} wake-ups with 100 µs of slack"
+    );
+    // The answers read late are still booked when they arrived: the service time.
+    assert!(
+        slack.uncorrected.max() <= 30_100,
+        "{}",
+        slack.uncorrected.max()
+    );
+}
