@@ -6,7 +6,7 @@ use crate::server::read_certs;
 use crate::tickets::Tickets;
 use crate::{ALPN_HTTP11, Session, TlsError, client_provider};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{ClientConfig, ClientConnection, Resumption};
+use rustls::client::{ClientConfig, ClientConnection, Resumption, WebPkiServerVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::path::PathBuf;
@@ -68,6 +68,16 @@ impl ClientTls {
             builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+                .with_no_client_auth()
+        } else if let Some(path) = &opts.cacert {
+            let given = read_certs(path)?;
+            let roots = roots(Some(path))?;
+            let chain = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| TlsError::NoRoots(format!("{}: {e}", path.display())))?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(CaFile { chain, given }))
                 .with_no_client_auth()
         } else {
             builder
@@ -166,6 +176,66 @@ fn roots(cacert: Option<&PathBuf>) -> Result<RootCertStore, TlsError> {
     Ok(store)
 }
 
+/// `--cacert`: the server's chain must lead to one of the file's certificates, as webpki
+/// checks it; and, as curl does, a certificate of the file that the server presents itself is
+/// trusted when it names the host. That is what `openssl req -x509` makes by default: a
+/// self-signed certificate marked as a CA, which webpki refuses as a server's own
+/// (`CaUsedAsEndEntity`). Its dates are not checked on that path, as no trust anchor's are.
+#[derive(Debug)]
+struct CaFile {
+    chain: Arc<WebPkiServerVerifier>,
+    given: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for CaFile {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let chained = self.chain.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
+        match chained {
+            Err(_) if self.given.iter().any(|c| c.as_ref() == end_entity.as_ref()) => {
+                let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+                rustls::client::verify_server_name(&parsed, server_name)?;
+                Ok(ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.chain.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.chain.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.chain.supported_verify_schemes()
+    }
+}
+
 /// `--insecure`: accepts any certificate. Handshake signatures are still checked, so the
 /// handshake costs what a verified one does apart from the chain.
 #[derive(Debug)]
@@ -213,5 +283,73 @@ impl ServerCertVerifier for NoVerify {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Failure, ServerTls};
+
+    /// A self-signed certificate marked as a CA, for `names`, as `openssl req -x509` makes by
+    /// default: (cert PEM path, key path) in `dir`.
+    fn self_signed_ca(dir: &std::path::Path, names: &[&str]) -> (PathBuf, PathBuf) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = rcgen::CertificateParams::new(names).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let cert = params.self_signed(&key).unwrap();
+        std::fs::create_dir_all(dir).unwrap();
+        let (c, k) = (dir.join("cert.pem"), dir.join("key.pem"));
+        std::fs::write(&c, cert.pem()).unwrap();
+        std::fs::write(&k, key.serialize_pem()).unwrap();
+        (c, k)
+    }
+
+    /// A handshake of a client trusting `cacert` with a server presenting `cert`, in memory.
+    fn handshake(
+        cert: &std::path::Path,
+        key: &std::path::Path,
+        cacert: &std::path::Path,
+    ) -> Result<(), Failure> {
+        let server = ServerTls::load(cert, key).unwrap();
+        let client = ClientTls::new(&ClientOptions {
+            cacert: Some(cacert.to_path_buf()),
+            ..ClientOptions::default()
+        })
+        .unwrap();
+        let (mut s, mut c) = (
+            server.session(),
+            client.session(&ClientTls::server_name("localhost").unwrap()),
+        );
+        for _ in 0..32 {
+            let cs = c.outgoing().to_vec();
+            c.sent(cs.len());
+            let sc = s.outgoing().to_vec();
+            s.sent(sc.len());
+            if cs.is_empty() && sc.is_empty() {
+                break;
+            }
+            s.feed(&cs).ok();
+            c.feed(&sc)?;
+        }
+        assert!(!c.is_handshaking());
+        Ok(())
+    }
+
+    /// curl accepts a self-signed CA certificate that the server presents itself when it is
+    /// given with --cacert; so does the client, still checking the host name.
+    #[test]
+    fn a_cacert_the_server_presents_itself_is_trusted_for_its_names() {
+        let dir = std::env::temp_dir().join(format!("twelve-ca-leaf-{}", std::process::id()));
+        let (cert, key) = self_signed_ca(&dir.join("good"), &["localhost"]);
+        assert_eq!(handshake(&cert, &key, &cert), Ok(()));
+        let (cert, key) = self_signed_ca(&dir.join("wrong"), &["wrong.example"]);
+        assert_eq!(handshake(&cert, &key, &cert), Err(Failure::CertificateName));
+        // Another self-signed CA certificate in the file is no help.
+        let (other, _) = self_signed_ca(&dir.join("other"), &["localhost"]);
+        let (cert, key) = self_signed_ca(&dir.join("served"), &["localhost"]);
+        assert!(handshake(&cert, &key, &other).unwrap_err().is_certificate());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

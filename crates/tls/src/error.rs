@@ -158,3 +158,59 @@ impl std::fmt::Display for Failure {
         })
     }
 }
+
+/// What rustls said, in words: a certificate error rustls can only show as Rust debug text
+/// (`Other(OtherError(CaUsedAsEndEntity))`) is named plainly.
+pub(crate) fn detail(e: &rustls::Error) -> String {
+    let text = e.to_string();
+    let Some(inner) = text
+        .split_once("Other(OtherError(")
+        .map(|(_, rest)| rest.trim_end_matches(')'))
+    else {
+        return text;
+    };
+    match inner {
+        "CaUsedAsEndEntity" => {
+            "the server presented a CA certificate as its own (give that certificate itself \
+             with --cacert to trust it)"
+                .to_owned()
+        }
+        other => format!("invalid peer certificate ({other})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::OtherError;
+    use std::sync::Arc;
+
+    /// Stands in for webpki's error of that name: rustls shows it as debug text.
+    #[derive(Debug)]
+    struct CaUsedAsEndEntity;
+
+    impl std::fmt::Display for CaUsedAsEndEntity {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("CaUsedAsEndEntity")
+        }
+    }
+
+    impl std::error::Error for CaUsedAsEndEntity {}
+
+    #[test]
+    fn a_certificate_error_rustls_shows_as_debug_text_is_named_in_words() {
+        let e = rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
+            CaUsedAsEndEntity,
+        ))));
+        assert!(e.to_string().contains("Other(OtherError("), "{e}");
+        let d = detail(&e);
+        assert!(!d.contains("OtherError"), "{d}");
+        assert!(
+            d.starts_with("the server presented a CA certificate as its own"),
+            "{d}"
+        );
+        // Errors rustls words itself pass through.
+        let e = rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer);
+        assert_eq!(detail(&e), e.to_string());
+    }
+}

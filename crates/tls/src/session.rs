@@ -100,7 +100,7 @@ impl Session {
                 break;
             }
             if let Err(e) = self.conn.process_new_packets() {
-                self.detail = Some(e.to_string());
+                self.detail = Some(crate::error::detail(&e));
                 return Err(self.fail(Failure::of(&e)));
             }
         }
