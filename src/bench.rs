@@ -24,12 +24,21 @@ struct Flags {
     /// in this process on a free 127.0.0.1 port, pinned to one CPU, and load its /json.
     #[arg(value_name = "URL")]
     urls: Vec<String>,
+    // First, so the help's groups come in the order connection, load model, requests, TLS.
+    #[command(flatten)]
+    load: LoadArgs,
     /// Targets from FILE in vegeta's format (METHOD URL, header lines, @body-file; blocks
     /// apart by blank lines), taken in turn, instead of URLs.
-    #[arg(long, value_name = "FILE", conflicts_with = "urls")]
+    #[arg(
+        help_heading = "Requests",
+        long,
+        value_name = "FILE",
+        conflicts_with = "urls"
+    )]
     targets: Option<std::path::PathBuf>,
     /// Stop after this many requests instead of a duration (10k, 1M).
     #[arg(
+        help_heading = "Load model",
         short = 'n',
         long,
         value_name = "N",
@@ -40,41 +49,55 @@ struct Flags {
     /// Open model: requests per second from one global schedule, each due request taken by
     /// any idle connection; latency is also recorded from the intended start. A ramp:
     /// FROM:TO rises linearly over -d; FROM:TO:STEP holds each rate for -d (10k:100k:10k).
-    #[arg(short = 'R', long, value_name = "RATE", allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "Load model",
+        short = 'R',
+        long,
+        value_name = "RATE",
+        allow_hyphen_values = true
+    )]
     rate: Option<String>,
-    #[command(flatten)]
-    load: LoadArgs,
     /// Print the report as JSON (schema: crates/report/schema/bench-report.schema.json).
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     json: bool,
     /// Write HdrHistogram interval logs (V2 compressed) to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     hdr_log: Option<std::path::PathBuf>,
     /// Write the corrected latency's percentile distribution (HdrHistogram .hgrm, values in
     /// ms, as wrk2's detailed spectrum) to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     hgrm: Option<std::path::PathBuf>,
     /// Interval of --hdr-log and --timeseries (intervals end on wall-clock multiples of it).
-    #[arg(long, value_name = "DUR", default_value = "1s")]
+    #[arg(
+        help_heading = "Output",
+        long,
+        value_name = "DUR",
+        default_value = "1s"
+    )]
     hdr_interval: String,
     /// A threshold that decides the exit code (repeatable): 'p99<2ms', 'errors<0.1%',
     /// 'rps>=10000', 'mean<1ms'. Any failed: exit 1.
-    #[arg(long, value_name = "EXPR")]
+    #[arg(help_heading = "Output", long, value_name = "EXPR")]
     slo: Vec<String>,
+    #[command(flatten)]
+    shard: ShardArgs,
     #[command(flatten)]
     flame: crate::flame::BenchFlame,
     /// Write per-interval histograms (NDJSON, one line per --hdr-interval, on wall-clock
     /// multiples of it, tagged with the shard) to FILE; `twelve merge` adds them up.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     timeseries: Option<std::path::PathBuf>,
-    #[command(flatten)]
-    shard: ShardArgs,
     /// Failures above this share of attempts make the run unmeasured (exit 2): 10%, 0.5%.
-    #[arg(long, value_name = "PCT", default_value = "10%")]
+    #[arg(
+        help_heading = "Output",
+        long,
+        value_name = "PCT",
+        default_value = "10%"
+    )]
     max_errors: String,
     /// Judge SLOs even when the self-check finds the run client-bound or under-delivered
     /// (a run that measured nothing is never judged).
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     allow_invalid: bool,
 }
 
@@ -277,18 +300,21 @@ fn write_outputs(
         flame.write(&summary)?;
     }
     let mut out = std::io::stdout().lock();
+    // A dead target: its one sentence (outcome::exit_code) says all there is.
+    let dead = summary.check.verdict == twelve_report::Verdict::Unmeasured
+        && summary.conns.established == 0;
     if args.json {
         writeln!(out, "{}", report.to_json())?;
         // The text report carries these warnings itself; JSON readers may not look.
         let c = &report.connections;
-        if !c.reached {
+        if !c.reached && !dead {
             eprintln!(
                 "twelve bench: WARNING: concurrency not reached: {} connections requested, at \
                  most {} open at once",
                 c.requested, c.peak_open
             );
         }
-    } else {
+    } else if !dead {
         write!(out, "{}", twelve_report::text::render(&summary))?;
     }
     Ok(summary)

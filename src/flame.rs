@@ -15,6 +15,7 @@ struct Folded;
 
 /// The flame-graph flags of `twelve bench`.
 #[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "Profiling")]
 pub struct BenchFlame {
     /// Sample the server with `perf record -g` during the measured window only and write its
     /// flame graph (SVG: user-space frames blue, kernel frames red, the run's figures in the

@@ -15,59 +15,97 @@ pub const DEFAULT_WARMUP: &str = "1s";
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadArgs {
     /// Connections, spread evenly over the threads (a sweep's --concurrency plan sets its own).
-    #[arg(short = 'c', long, value_name = "N", default_value_t = 64, value_parser = whole, allow_negative_numbers = true)]
+    #[arg(help_heading = "Connection", short = 'c', long, value_name = "N", default_value_t = 64, value_parser = whole, allow_negative_numbers = true)]
     pub connections: usize,
     /// Worker threads (default: one per CPU of --cpus, less the embedded server's, and no more
     /// than -c: one connection needs one worker).
-    #[arg(short = 't', long, value_name = "N", value_parser = whole, allow_negative_numbers = true)]
+    #[arg(help_heading = "Connection", short = 't', long, value_name = "N", value_parser = whole, allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// CPUs to pin workers (and the embedded server) to, kernel list syntax (0-3,8).
     /// Default: the CPUs this process may run on (its affinity mask: `taskset -c` is honoured).
-    #[arg(long, value_name = "LIST")]
+    #[arg(help_heading = "Connection", long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// CPU of the embedded server (default: the first of --cpus).
-    #[arg(long, value_name = "CPU", value_parser = whole, allow_negative_numbers = true)]
+    #[arg(help_heading = "Connection", long, value_name = "CPU", value_parser = whole, allow_negative_numbers = true)]
     pub server_cpu: Option<usize>,
     /// Measured duration of each run (after --warmup): 10s, 500ms, 2m.
-    #[arg(short = 'd', long, value_name = "DUR", default_value = "5s")]
+    #[arg(
+        help_heading = "Load model",
+        short = 'd',
+        long,
+        value_name = "DUR",
+        default_value = "5s"
+    )]
     pub duration: String,
     /// Warm-up before each run, excluded from every statistic (default 1s; 0 when bench runs
     /// by count, -n).
-    #[arg(long, value_name = "DUR")]
+    #[arg(help_heading = "Load model", long, value_name = "DUR")]
     pub warmup: Option<String>,
     /// Arrival process of the open model.
-    #[arg(long, value_name = "KIND", default_value = "uniform", value_parser = ["uniform", "poisson"])]
+    #[arg(help_heading = "Load model", long, value_name = "KIND", default_value = "uniform", value_parser = ["uniform", "poisson"])]
     pub arrival: String,
     /// Seed of the Poisson arrivals and of the {rand:MIN:MAX} values of request templates.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(
+        help_heading = "Load model",
+        long,
+        value_name = "N",
+        default_value_t = 1
+    )]
     pub seed: u64,
     /// Requests in flight per connection (one send per batch, one latency per request).
-    #[arg(short = 'p', long, value_name = "DEPTH", default_value_t = 1, value_parser = whole, allow_negative_numbers = true)]
+    #[arg(help_heading = "Load model", short = 'p', long, value_name = "DEPTH", default_value_t = 1, value_parser = whole, allow_negative_numbers = true)]
     pub pipeline: usize,
     /// A new connection per request (sends Connection: close), as ab without -k.
-    #[arg(long)]
+    #[arg(help_heading = "Connection", long)]
     pub close: bool,
     /// Reopen each connection after N requests.
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Connection", long, value_name = "N")]
     pub requests_per_conn: Option<u64>,
     /// HTTP method.
-    #[arg(short = 'm', long, value_name = "METHOD", default_value = "GET")]
+    #[arg(
+        help_heading = "Requests",
+        short = 'm',
+        long,
+        value_name = "METHOD",
+        default_value = "GET"
+    )]
     pub method: String,
     /// Extra header line "Name: value" (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    #[arg(
+        help_heading = "Requests",
+        short = 'H',
+        long = "header",
+        value_name = "HEADER"
+    )]
     pub headers: Vec<String>,
     /// Request body.
-    #[arg(short = 'b', long, value_name = "BODY", conflicts_with = "body_file")]
+    #[arg(
+        help_heading = "Requests",
+        short = 'b',
+        long,
+        value_name = "BODY",
+        conflicts_with = "body_file"
+    )]
     pub body: Option<String>,
     /// Request body read from a file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Requests", long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
     /// A request with no complete response after this long is counted as a timeout and its
     /// connection reopened.
-    #[arg(long, value_name = "DUR", default_value = "2s")]
+    #[arg(
+        help_heading = "Connection",
+        long,
+        value_name = "DUR",
+        default_value = "2s"
+    )]
     pub timeout: String,
     /// Give up a connect after this long (counted, then retried).
-    #[arg(long, value_name = "DUR", default_value = "2s")]
+    #[arg(
+        help_heading = "Connection",
+        long,
+        value_name = "DUR",
+        default_value = "2s"
+    )]
     pub connect_timeout: String,
     /// Whether the client may nap on its own timer after a poll that found fewer than 16
     /// ready connections, instead of blocking until the server's next send wakes it. auto:
@@ -77,38 +115,48 @@ pub struct LoadArgs {
     /// time (kernel receive stamps; no connect or TLS handshake under way), a quarter of the
     /// server's queue time, at most a tenth of the mean latency and 1ms. off: never. DUR: nap
     /// that long after every small batch (at most 10ms). The report says when it napped and why.
-    #[arg(long, value_name = "auto|on|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
+    #[arg(help_heading = "Connection", long, value_name = "auto|on|off|DUR", default_value = "auto", value_parser = twelve_load::Coalesce::parse)]
     pub coalesce: twelve_load::Coalesce,
     /// Open model: how late a due request may leave, so that one wake-up of the client serves
     /// every request due within it (and reads the answers that came meanwhile). Smaller keeps
     /// the schedule tighter (the self-check reports the achieved schedule lag); larger costs
     /// the client less CPU per request (1ms is wrk2's granularity). At most 10ms.
-    #[arg(long, value_name = "DUR", default_value = "50us")]
+    #[arg(
+        help_heading = "Load model",
+        long,
+        value_name = "DUR",
+        default_value = "50us"
+    )]
     pub slack: String,
     /// When a response counts as received: kernel (the kernel's receive timestamp,
     /// SO_TIMESTAMPNS, so a read that comes late, after a nap or behind other connections'
     /// work, adds nothing to the latency) or read (when the client read it, as wrk does).
     /// Stamping is switched on for the whole host while a socket asks for it: every packet
     /// received, the server's too, then pays one clock read.
-    #[arg(long, value_name = "kernel|read", default_value = "kernel", value_parser = twelve_load::RxTime::parse)]
+    #[arg(help_heading = "Connection", long, value_name = "kernel|read", default_value = "kernel", value_parser = twelve_load::RxTime::parse)]
     pub rx_time: twelve_load::RxTime,
     /// Socket engine: epoll (readiness; a send and a recv per request window), uring
     /// (io_uring completions: one io_uring_enter per loop turn for all its sends and receives),
     /// or auto (uring where the kernel allows it, else epoll, saying why). auto is the default:
     /// uring spends less of the client's CPU per request where the client is the limit.
-    #[arg(long = "io", value_name = "ENGINE", default_value = "auto", value_parser = ["epoll", "uring", "auto"])]
+    #[arg(help_heading = "Connection", long = "io", value_name = "ENGINE", default_value = "auto", value_parser = ["epoll", "uring", "auto"])]
     pub io: String,
     /// Spread connections over these source addresses (127.0.0.2-127.0.0.40, or a comma
     /// list): each brings its own range of local ports, the way out of EADDRNOTAVAIL.
-    #[arg(long, value_name = "LIST")]
+    #[arg(help_heading = "Connection", long, value_name = "LIST")]
     pub source: Option<String>,
     /// Connect to HOST:PORT instead of the URL's host (the Host header stays the URL's), as
     /// curl's --connect-to.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(help_heading = "Connection", long, value_name = "HOST:PORT")]
     pub connect_to: Option<String>,
     /// Connect to the Unix-domain socket at PATH instead of the URL's host (the URL still
     /// gives the Host header and path).
-    #[arg(long, value_name = "PATH", conflicts_with = "connect_to")]
+    #[arg(
+        help_heading = "Connection",
+        long,
+        value_name = "PATH",
+        conflicts_with = "connect_to"
+    )]
     pub unix_socket: Option<PathBuf>,
     #[command(flatten)]
     pub tls: crate::load_tls::TlsArgs,

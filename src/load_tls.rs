@@ -7,6 +7,7 @@ use twelve_tls::{ClientOptions, ClientTls, TlsVersion};
 
 /// TLS flags shared by bench, sweep and compare.
 #[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "TLS")]
 pub struct TlsArgs {
     /// https:// only: do not verify the server's certificate (the report says so loudly).
     #[arg(long)]

@@ -9,6 +9,7 @@ use twelve_load::{Config, JOB_COMPLETION_INDEX, Shard, parse_duration};
 
 /// The sharding flags.
 #[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Distributed")]
 pub struct ShardArgs {
     /// Run shard I of N (0-based) of the load: connections and -n split as
     /// ⌊(i+1)R/N⌋ − ⌊iR/N⌋, the open-model schedule striped (global slots I, I+N, …), so the

@@ -193,23 +193,26 @@ fn dead_url() -> String {
     format!("http://127.0.0.1:{port}/")
 }
 
-/// A dead server must not give a full report of 0.00us, exit 0, and `--slo 'p99<2ms'` "pass".
+/// A dead server must not give a full report of 0.00us, exit 0, and `--slo 'p99<2ms'` "pass";
+/// nor run out its whole duration: it stops once every connection failed, and says only its
+/// sentence, with one failure count (one refused connect per connection: it stopped there).
 #[test]
 fn a_run_that_never_connected_exits_2_in_one_sentence() {
     let url = dead_url();
     let out = bench(&[
-        &url, "-d", "200ms", "--warmup", "0", "-c", "2", "--slo", "p99<2ms",
+        &url, "-d", "10m", "--warmup", "0", "-c", "2", "-t", "1", "--slo", "p99<2ms",
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with("twelve bench: could not measure: no connection was ever established"),
+        err.starts_with(
+            "twelve bench: could not measure: no connection was ever established (connection \
+             refused 2 times"
+        ),
         "{err}"
     );
-    let text = stdout(&out);
-    assert!(text.contains("Verdict: UNMEASURED"), "{text}");
-    assert!(!text.contains(": pass"), "an SLO passed on nothing: {text}");
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
 }
 
 #[test]
@@ -638,4 +641,57 @@ fn taskset_decides_where_the_worker_and_the_server_run() {
     let doc = under_taskset(&[]);
     assert_eq!(doc["config"]["cpus"], serde_json::json!([1]), "{doc}");
     assert_eq!(doc["config"]["server_cpu"], 1, "{doc}");
+}
+
+/// `bench --help` groups its ~50 options (connection, load model, requests, TLS, output,
+/// distributed, profiling) and wraps to the terminal; `sweep` and `compare` show their own
+/// options first, then the bench flags they share.
+#[test]
+fn help_is_grouped_and_wrapped_to_the_terminal() {
+    let help = |cmd: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_twelve"))
+            .args([cmd, "--help"])
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        stdout(&out)
+    };
+    let text = help("bench");
+    let headings: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.ends_with(':'))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            "Arguments:",
+            "Options:",
+            "Connection:",
+            "Load model:",
+            "Requests:",
+            "TLS:",
+            "Output:",
+            "Distributed:",
+            "Profiling:"
+        ],
+        "{text}"
+    );
+    for cmd in ["bench", "sweep", "compare"] {
+        let text = help(cmd);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(
+            widest <= 80,
+            "{cmd}: a line of {widest} characters:\n{text}"
+        );
+    }
+    for (cmd, own) in [("sweep", "--concurrency"), ("compare", "--rounds")] {
+        let text = help(cmd);
+        let own_at = text.find(own).unwrap_or_else(|| panic!("{cmd}: no {own}"));
+        let shared_at = text.find("\nConnection:").unwrap();
+        assert!(
+            own_at < shared_at,
+            "{cmd}: its own options come last:\n{text}"
+        );
+    }
 }

@@ -130,6 +130,12 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         self.connecting + self.handshaking > 0
     }
 
+    /// Whether no connection can be made: every slot's connect failed and none ever opened
+    /// (a dead target: the run stops at once rather than retry for its whole duration).
+    pub(crate) fn unreachable(&self) -> bool {
+        self.tally.unreachable(self.conns.len())
+    }
+
     /// Whether an open-model connection waits for the next due slot.
     pub(crate) fn has_ready(&self) -> bool {
         !self.ready.is_empty()

@@ -228,6 +228,19 @@ impl Tally {
         self.res.conns.failed += 1;
     }
 
+    /// Whether no connection can be made: none was ever established and as many connects as
+    /// the worker has `slots` failed (each slot tried at least once, on average).
+    pub(crate) fn unreachable(&self, slots: usize) -> bool {
+        let c = &self.res.conns;
+        c.established == 0 && c.failed >= slots as u64
+    }
+
+    /// The worker stops because no connection can be made: what failed over the whole run,
+    /// warm-up included, is what the result has to say.
+    pub(crate) fn gave_up(&mut self) {
+        self.res.errors = self.errors_run.clone();
+    }
+
     /// A connect finished; `open_now` connections are now open.
     pub(crate) fn connected(&mut self, now_ns: u64, reconnect: bool, open_now: u64) {
         let c = &mut self.res.conns;

@@ -120,6 +120,10 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             {
                 break now;
             }
+            if self.d.unreachable() {
+                self.d.tally.gave_up();
+                break now;
+            }
             if now >= next_hk {
                 self.housekeeping(now);
                 self.pacing.tick(now, self.s.clock.thread_cpu_ns());
