@@ -77,7 +77,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = measure(&args, &mut base, &slos, &drain);
     server.stop();
     let m = result?;
-    write_outputs(&args, &base, &urls, &m)?;
+    let written = write_outputs(&args, &base, &urls, &m)?;
+    if !written.is_empty() {
+        println!("wrote {}", written.join(", "));
+    }
     Ok(match &m.knee {
         Some(k) if k.max_rate.is_none() => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
@@ -196,10 +199,18 @@ fn read_trim(path: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Writes the outputs the flags ask for, all from the same summarised steps.
-fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> anyhow::Result<()> {
+/// Writes the outputs the flags ask for, all from the same summarised steps; returns what it
+/// wrote, for the line that says where.
+fn write_outputs(
+    args: &Args,
+    base: &Config,
+    urls: &[String],
+    m: &Measured,
+) -> anyhow::Result<Vec<String>> {
     let (kind, steps, knee) = (m.kind, &m.steps[..], m.knee.as_ref());
+    let mut written = Vec::new();
     if let Some(p) = &args.csv {
+        written.push(p.display().to_string());
         let mut f = std::io::BufWriter::new(create(p, "--csv")?);
         write_csv(&mut f, kind, steps).with_context(|| format!("--csv {}", p.display()))?;
         f.flush()?;
@@ -216,6 +227,7 @@ fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> a
         doc.doctor = doctor.clone();
         std::fs::write(p, doc.to_json() + "\n")
             .with_context(|| format!("--json {}", p.display()))?;
+        written.push(p.display().to_string());
     }
     let plots = if args.plot.is_some() || args.html.is_some() {
         plot::sweep_plots(kind, steps)?
@@ -228,6 +240,7 @@ fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> a
             let p = dir.join(format!("{name}.svg"));
             std::fs::write(&p, svg).with_context(|| format!("--plot {}", p.display()))?;
         }
+        written.push(format!("{} ({} plots)", dir.display(), plots.len()));
     }
     if let Some(p) = &args.html {
         let mut notes = Vec::new();
@@ -271,8 +284,9 @@ fn write_outputs(args: &Args, base: &Config, urls: &[String], m: &Measured) -> a
                 .collect(),
         };
         std::fs::write(p, page.render()).with_context(|| format!("--html {}", p.display()))?;
+        written.push(p.display().to_string());
     }
-    Ok(())
+    Ok(written)
 }
 
 fn create(p: &Path, flag: &str) -> anyhow::Result<std::fs::File> {

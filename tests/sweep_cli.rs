@@ -48,7 +48,17 @@ fn sweep_writes_csv_json_plots_and_html() {
         .output()
         .unwrap();
     let stdout = ok(&out);
-    assert_eq!(stdout.lines().count(), 3, "header and two steps:\n{stdout}");
+    assert_eq!(
+        stdout.lines().count(),
+        4,
+        "header, two steps, where:\n{stdout}"
+    );
+    // It says where it wrote its files.
+    let d = dir.display();
+    assert_eq!(
+        stdout.lines().last().unwrap(),
+        format!("wrote {d}/s.csv, {d}/s.json, {d}/plots (5 plots), {d}/s.html"),
+    );
 
     let csv = std::fs::read_to_string(dir.join("s.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
