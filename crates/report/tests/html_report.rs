@@ -193,6 +193,34 @@ fn wide_plans_get_a_log_load_axis() {
     assert!(!desc(&narrow).contains("(log)"));
 }
 
+/// A log load axis labels every step of a doubling plan (8, 32 and 128 too, not only the
+/// decades), and its minor grid lines stay few enough not to merge into a grey band.
+#[test]
+fn a_log_load_axis_labels_every_step_without_a_grey_band() {
+    let steps: Vec<_> = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]
+        .into_iter()
+        .map(|c| common::step(c, 100))
+        .collect();
+    let plots = plot::sweep_plots(LoadKind::Concurrency, &steps).unwrap();
+    let (_, text) = parse_svg(&plots[0].2);
+    for label in ["8", "32", "128"] {
+        assert!(
+            text.split('|').any(|t| t.trim() == label),
+            "no {label} label: {text}"
+        );
+    }
+    // Light lines: at most a few between two labels, not a line per pixel.
+    let lines = plots[0].2.matches("<line").count() + plots[0].2.matches("<polyline").count();
+    assert!(lines < 200, "{lines} lines");
+}
+
+/// The plots take the page's whole width.
+#[test]
+fn plots_take_the_page_width() {
+    let html = common::page().render();
+    assert!(html.contains("figure svg{width:100%"), "{html}");
+}
+
 /// An errors chart of a sweep without errors took a full panel to say nothing.
 #[test]
 fn a_sweep_without_errors_has_no_errors_chart() {

@@ -35,7 +35,7 @@ padding:0 1em;color:#222}h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;bo
 solid #ddd}table{border-collapse:collapse;font-variant-numeric:tabular-nums}td,th{padding:.25em \
 .6em;border-bottom:1px solid #eee;text-align:right}th{background:#f4f4f4}td.k,th.k{text-align:\
 left}.fail{color:#b00}.pass{color:#070}.note{background:#fff6d6;padding:.5em 1em;border-left:4px \
-solid #e6a700}figure{margin:1em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
+solid #e6a700}figure{margin:1em 0}figure svg{width:100%;height:auto;border:1px solid #eee}\
 code{font-size:.95em}.wide{overflow-x:auto}#steps{font-size:13px}.muted{color:#666}";
 
 /// Counts the plots once the page is parsed, so a headless browser's DOM dump shows that the

@@ -36,6 +36,8 @@ macro_rules! draw {
                 .label_style(("sans-serif", 14))
                 .axis_desc_style(("sans-serif", 15))
                 .light_line_style(RGBColor(235, 235, 235))
+                // A log axis's many minor lines would merge into a grey band.
+                .max_light_lines($crate::visual::plot::MAX_LIGHT_LINES)
                 .draw()
                 .map_err(err)?;
             for l in $lines.iter() {
@@ -105,11 +107,13 @@ macro_rules! draw_load {
         if lo > 0.0 && hi / lo >= 16.0 {
             let (x0, x1) = span(xs(), true);
             let desc = format!("{} (log)", $kind.axis());
+            // Every step labelled (8, 32, 128 as well as 10 and 100), not the decades only.
+            let keys = load_keys(xs());
             draw!(
                 $title,
                 desc,
                 $ydesc,
-                (x0..x1).log_scale(),
+                (x0..x1).log_scale().with_key_points(keys),
                 $yr,
                 $lines,
                 $legend
@@ -122,6 +126,21 @@ macro_rules! draw_load {
 }
 
 mod timeline;
+
+/// Minor grid lines between two labelled ones, at most.
+pub(crate) const MAX_LIGHT_LINES: usize = 4;
+/// Labels on a load axis, at most: beyond this every other step (and so on) is labelled.
+const MAX_LOAD_LABELS: usize = 16;
+
+/// The loads of the steps, each once and in order, thinned to at most MAX_LOAD_LABELS: the
+/// labels of a logarithmic load axis.
+fn load_keys(xs: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut keys: Vec<f64> = xs.filter(|x| x.is_finite() && *x > 0.0).collect();
+    keys.sort_by(f64::total_cmp);
+    keys.dedup();
+    let every = keys.len().div_ceil(MAX_LOAD_LABELS).max(1);
+    keys.into_iter().step_by(every).collect()
+}
 
 /// Width and height of every plot, px.
 pub const SIZE: (u32, u32) = (900, 520);
