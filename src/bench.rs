@@ -148,6 +148,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outcome.result.server = window.cost();
     }
     outcome.result.info.server_cpu = plan.server;
+    outcome.result.info.server_cpus = match plan.server {
+        Some(cpu) => vec![cpu],
+        None if config.unix_socket.is_none() => {
+            crate::server_cpus::of_listener(config.targets[0].addr)
+        }
+        None => Vec::new(),
+    };
     outcome.result.info.max_error_percent = Some(max_errors);
     let summary = write_outputs(&args, outcome, &slos, flame.as_ref())?;
     Ok(crate::outcome::exit_code(

@@ -14,6 +14,7 @@ mod merge;
 mod outcome;
 mod serve;
 mod serve_tls;
+mod server_cpus;
 mod shard;
 mod sweep;
 mod upgrade;

@@ -695,3 +695,44 @@ fn help_is_grouped_and_wrapped_to_the_terminal() {
         );
     }
 }
+
+/// A `twelve serve` whose worker runs on CPU 0 and a bench whose worker runs there too: the
+/// two competed for the CPU, and the verdict says so (it said "valid"); with the client on
+/// CPU 1 they did not.
+#[test]
+fn a_client_and_server_on_the_same_cpu_are_judged_shared_cpu() {
+    let allowed = twelve_sys::cpus::allowed().unwrap();
+    if !(allowed.contains(0) && allowed.contains(1)) {
+        twelve_testkit::skip_or_fail("needs CPUs 0 and 1 in this process's affinity mask");
+        return;
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--cpus", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = twelve_testkit::listening_addr(&mut child, "http");
+    let url = format!("http://{addr}/json");
+    let verdict = |cpu: &str| {
+        let out = bench(&[
+            &url, "--cpus", cpu, "-t", "1", "-c", "2", "-d", "200ms", "--warmup", "0", "--json",
+        ]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            doc["self_check"]["verdict"].as_str().unwrap().to_owned(),
+            doc["self_check"]["reason"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (shared, reason) = verdict("0");
+    let (apart, _) = verdict("1");
+    // Our own child, by PID.
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(shared, "shared-cpu", "{reason}");
+    assert!(
+        reason.starts_with("the client and the server competed for CPUs (CPU 0"),
+        "{reason}"
+    );
+    assert_ne!(apart, "shared-cpu");
+}

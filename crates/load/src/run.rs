@@ -461,6 +461,7 @@ pub fn info_of(config: &Config) -> RunInfo {
         },
         cpus: config.worker_cpus.iter().flatten().copied().collect(),
         server_cpu: None,
+        server_cpus: Vec::new(),
         shard: config.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,

@@ -192,6 +192,8 @@ fn info_of(c: &ConfigIn) -> RunInfo {
         requests_per_conn: c.requests_per_conn,
         cpus: c.cpus.clone(),
         server_cpu: c.server_cpu,
+        // Each shard's own host: the merged run's verdict judges the load, not the hosts.
+        server_cpus: Vec::new(),
         shard: c.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,

@@ -42,6 +42,9 @@ pub struct RunInfo {
     pub cpus: Vec<usize>,
     /// CPU the embedded server ran on, when there was one.
     pub server_cpu: Option<usize>,
+    /// CPUs the server's threads may run on, where known (the embedded server's, or a
+    /// loopback target's listening process): shared with `cpus`, the two competed.
+    pub server_cpus: Vec<usize>,
     /// `https://`: how the server was trusted (said loudly for `--insecure`) and whether
     /// sessions resumed.
     pub tls: Option<String>,

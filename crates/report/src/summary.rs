@@ -186,6 +186,15 @@ impl Summary {
     fn self_check(&self, run: &RunResult) -> SelfCheck {
         let open = self.info.rate_per_s;
         let lag = &self.percentiles.queue_wait;
+        let shared: Vec<usize> = self
+            .info
+            .cpus
+            .iter()
+            .copied()
+            .filter(|c| self.info.server_cpus.contains(c))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         SelfCheck::of(&Inputs {
             offered_rate_per_s: open,
             offered_end_per_s: self.info.offered_end_per_s,
@@ -206,6 +215,7 @@ impl Summary {
             client_max_busy: self.client.max_busy,
             client_bound: self.client.client_bound,
             embedded: self.info.server_cpu.is_some(),
+            shared_cpus: &shared,
         })
     }
 

@@ -28,6 +28,9 @@ pub enum Verdict {
     ClientBound,
     /// Less load than asked reached the server (rate or concurrency short).
     UnderDelivered,
+    /// The client and the server competed for the same CPUs: the figures measure the two
+    /// together.
+    SharedCpu,
     /// Nothing usable was measured: no connection, no response, or mostly errors.
     #[default]
     Unmeasured,
@@ -40,6 +43,7 @@ impl Verdict {
             Verdict::Valid => "valid",
             Verdict::ClientBound => "client-bound",
             Verdict::UnderDelivered => "under-delivered",
+            Verdict::SharedCpu => "shared-cpu",
             Verdict::Unmeasured => "unmeasured",
         }
     }
@@ -104,6 +108,8 @@ pub(crate) struct Inputs<'a> {
     pub client_max_busy: f64,
     pub client_bound: bool,
     pub embedded: bool,
+    /// CPUs both a load worker and the server's threads could run on.
+    pub shared_cpus: &'a [usize],
 }
 
 impl SelfCheck {
@@ -157,6 +163,17 @@ impl SelfCheck {
 fn judge(i: &Inputs<'_>, ratio: Option<f64>, ratio_end: Option<f64>) -> (Verdict, String, String) {
     if let Some((reason, advice)) = unmeasured(i) {
         return (Verdict::Unmeasured, reason, advice);
+    }
+    if !i.shared_cpus.is_empty() {
+        let list: Vec<String> = i.shared_cpus.iter().map(usize::to_string).collect();
+        let reason = format!(
+            "the client and the server competed for CPUs (CPU {} ran load workers and could run \
+             the server's threads): these figures measure the two together",
+            list.join(",")
+        );
+        let advice = "keep them apart: the server on its own CPUs (taskset -c, or serve \
+                      --cpus), the client on others (--cpus)";
+        return (Verdict::SharedCpu, reason, advice.into());
     }
     if i.client_bound {
         let reason = format!(
@@ -308,6 +325,7 @@ mod tests {
             client_max_busy: 0.5,
             client_bound: false,
             embedded: false,
+            shared_cpus: &[],
         }
     }
 
@@ -338,6 +356,14 @@ mod tests {
     }
 
     verdict!(healthy_run_is_valid, |e| (), |i| (), Verdict::Valid, "");
+    // A serve with workers on every CPU: the client's worker ran on one of them.
+    verdict!(
+        client_and_server_on_one_cpu_competed,
+        |e| (),
+        |i| i.shared_cpus = &[1],
+        Verdict::SharedCpu,
+        "the client and the server competed for CPUs (CPU 1 ran load workers"
+    );
     verdict!(
         dead_server_is_unmeasured,
         |e| e.connect_refused = 5006,
