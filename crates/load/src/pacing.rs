@@ -409,6 +409,26 @@ mod tests {
         assert!(napping[probe..].iter().all(|&n| !n), "{napping:?}");
     }
 
+    /// The open model sleeps through answers only under the same rule as a nap, and never
+    /// under `off`.
+    #[test]
+    fn the_open_model_sleeps_through_answers_only_when_they_carry_their_time() {
+        for (mode, stamped, untimed, want) in [
+            (Coalesce::Auto, true, false, true),
+            (Coalesce::On, true, false, true),
+            (Coalesce::Auto, false, false, false),
+            (Coalesce::Auto, true, true, false),
+            (Coalesce::Off, true, false, false),
+        ] {
+            let p = Pacing::new(mode, 0);
+            assert_eq!(
+                p.sleeps_through(stamped, untimed),
+                want,
+                "{mode} {stamped} {untimed}"
+            );
+        }
+    }
+
     /// The report says why the worker napped: the client was the limit (`auto`), or the user
     /// asked (`on`, a fixed nap); nothing when it never napped.
     #[test]
