@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""bench/tools/pacing-summary.py OUT: the tables of a bench/pacing.sh run (OUT/runs.tsv and the
+twelve JSON reports in OUT/raw), medians over the rounds, as markdown on stdout."""
+import csv
+import glob
+import json
+import os
+import statistics as st
+import sys
+
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "runs.tsv")), delimiter="\t"))
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return st.median(xs) if xs else None
+
+
+def runs(section, conns, rate, client):
+    return [r for r in rows if (r["section"], r["conns"], r["rate"], r["client"]) == (section, conns, rate, client)]
+
+
+def rps(r):
+    return float(r["responses"]) / float(r["wall_s"])
+
+
+def client_us(r):
+    return 1e6 * float(r["client_cpu_s"]) / float(r["responses"])
+
+
+def server_us(r):
+    return 1e6 * float(r["server_cpu_s"]) / float(r["responses"])
+
+
+def report(r):
+    """The twelve JSON report of a run, if it is one."""
+    path = os.path.join(out, "raw", f"{r['section']}-c{r['conns']}-r{r['rate']}-{r['client']}-{r['round']}")
+    if not r["client"].startswith("twelve"):
+        return None
+    try:
+        return json.load(open(path))
+    except (OSError, ValueError):
+        return None
+
+
+def fmt(x, spec=".1f"):
+    return "-" if x is None else format(x, spec)
+
+
+print("# Summary (medians over the rounds)\n")
+capped = [r for r in rows if r["section"] == "capped"]
+if capped:
+    print("## nginx capped at 50% of CPU 0: req/s each client measured\n")
+    print("| -c | client | req/s | / wrk | / gcannon | client µs CPU/req | twelve naps (cause) |")
+    print("|---|---|---|---|---|---|---|")
+    for conns in sorted({r["conns"] for r in capped}, key=int):
+        base = {c: med([rps(r) for r in runs("capped", conns, "0", c)]) for c in ("wrk", "gcannon")}
+        for c in ("wrk", "gcannon", "twelve"):
+            rs = runs("capped", conns, "0", c)
+            if not rs:
+                continue
+            v = med([rps(r) for r in rs])
+            naps = "-"
+            if c == "twelve":
+                docs = [d for d in map(report, rs) if d]
+                causes = {d["client"].get("nap_cause") for d in docs}
+                naps = f"{med([d['client'].get('naps', 0) for d in docs]):.0f} ({', '.join(str(x) for x in causes)})"
+            ratio = lambda b: fmt(v / b, ".3f") if b else "-"
+            print(f"| {conns} | {c} | {v:.0f} | {ratio(base['wrk'])} | {ratio(base['gcannon'])} | {fmt(med([client_us(r) for r in rs]), '.2f')} | {naps} |")
+    print()
+
+opened = [r for r in rows if r["section"] == "open"]
+if opened:
+    print("## Open model into twelve serve on CPU 0, -c64\n")
+    print("| rate | client | achieved req/s | client µs CPU/req | server µs CPU/req | twelve lag p99 µs | lag max µs |")
+    print("|---|---|---|---|---|---|---|")
+    cpu = {}
+    for rate in sorted({r["rate"] for r in opened}, key=int):
+        for c in ("twelve", "twelve_1ms", "wrk2", "oha"):
+            rs = runs("open", "64", rate, c)
+            if not rs:
+                continue
+            docs = [d for d in map(report, rs) if d]
+            p99 = med([d["self_check"].get("p99_schedule_lag_us") for d in docs]) if docs else None
+            mx = med([d["self_check"].get("max_schedule_lag_us") for d in docs]) if docs else None
+            cpu[(rate, c)] = med([client_us(r) for r in rs])
+            print(f"| {rate} | {c} | {med([rps(r) for r in rs]):.0f} | {fmt(cpu[(rate, c)], '.2f')} | {fmt(med([server_us(r) for r in rs]), '.2f')} | {fmt(p99)} | {fmt(mx)} |")
+    print("\n## Targets\n")
+    for rate in sorted({r["rate"] for r in opened}, key=int):
+        t, t1, w2, oh = (cpu.get((rate, c)) for c in ("twelve", "twelve_1ms", "wrk2", "oha"))
+        if t and oh:
+            print(f"- {rate} req/s: twelve (default slack) / oha client CPU per request: {t / oh:.3f} (target at 10k and 40k: <= 1.5)")
+        if t1 and w2:
+            print(f"- {rate} req/s: twelve --slack 1ms / wrk2 client CPU per request: {t1 / w2:.3f} (target: <= 1.0)")
