@@ -82,6 +82,14 @@ count() {
     twelve*) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$2" ;;
   esac
 }
+# The req/s a client reported over its own measured window (process start-up left out).
+reported() {
+  case $1 in
+    wrk|wrk2) awk '/Requests\/sec/{print $2}' "$2" ;;
+    gcannon|twelve*) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rps"])' "$2" ;;
+    oha) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["requestsPerSec"])' "$2" ;;
+  esac
+}
 
 {
   echo "# twelve bench's pacing against wrk, gcannon, wrk2 and oha"
@@ -98,7 +106,7 @@ count() {
 } > "$OUT/README.md"
 
 TSV="$OUT/runs.tsv"
-echo -e "section\tconns\trate\tclient\tround\tresponses\twall_s\tclient_cpu_s\tserver_cpu_s" > "$TSV"
+echo -e "section\tconns\trate\tclient\tround\tresponses\treported_rps\twall_s\tclient_cpu_s\tserver_cpu_s" > "$TSV"
 TIMEFORMAT='%R %U %S'
 one() { # SECTION CONNS RATE CLIENT ROUND URL PORT
   local f="$OUT/raw/$1-c$2-r$3-$4-$5" s0 s1 w u s
@@ -106,7 +114,7 @@ one() { # SECTION CONNS RATE CLIENT ROUND URL PORT
   { time "run_$4" "$6" "$2" "$DURATION_S" "$3" "$f"; } 2> "$f.time"
   s1=$(server_ns "$7")
   read -r w u s < "$f.time"
-  echo -e "$1\t$2\t$3\t$4\t$5\t$(count "$4" "$f")\t$w\t$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')\t$(awk -v a="$s0" -v b="$s1" 'BEGIN{print (b - a) / 1e9}')" >> "$TSV"
+  echo -e "$1\t$2\t$3\t$4\t$5\t$(count "$4" "$f")\t$(reported "$4" "$f")\t$w\t$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')\t$(awk -v a="$s0" -v b="$s1" 'BEGIN{print (b - a) / 1e9}')" >> "$TSV"
 }
 order() { local k n=$#; local a=("$@"); for ((k = 0; k < n; k++)); do echo "${a[$(( (k + R) % n ))]}"; done; }
 on() { [[ " $SECTIONS " == *" $1 "* ]]; }
