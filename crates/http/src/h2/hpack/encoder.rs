@@ -28,11 +28,12 @@ pub struct Encoder {
     /// block, and the latest (§4.2).
     pending: Option<(usize, usize)>,
     huffman: bool,
-    /// Hash of (name, value) → the low 32 bits of the entry's absolute insert number, plus 1
-    /// (0: empty). A stale or wrapped number is caught by the compare.
-    fields: [u32; CACHE_SLOTS],
+    /// Hash of (name, value) → the low 16 bits of the entry's absolute insert number, plus 1
+    /// (0: empty). The table holds far fewer than 2^16 entries, so the number of a live entry
+    /// is unambiguous; a stale one that aliases a live entry is caught by the compare.
+    fields: [u16; CACHE_SLOTS],
     /// The same for names absent from the static table.
-    names: [u32; CACHE_SLOTS],
+    names: [u16; CACHE_SLOTS],
 }
 
 impl Default for Encoder {
@@ -175,7 +176,7 @@ impl Encoder {
     /// value, if given).
     fn find(
         &self,
-        cache: &[u32; CACHE_SLOTS],
+        cache: &[u16; CACHE_SLOTS],
         h: u64,
         name: &[u8],
         value: Option<&[u8]>,
@@ -229,20 +230,20 @@ fn slots(h: u64) -> [usize; 2] {
 }
 
 /// The dynamic index (0 = newest) of a cache slot's entry, if it is still in the table.
-fn live(table: &Dynamic, abs_plus_1: u32) -> Option<usize> {
-    let newest = table.newest()? as u32;
+fn live(table: &Dynamic, abs_plus_1: u16) -> Option<usize> {
+    let newest = table.newest()? as u16;
     let back = newest.wrapping_sub(abs_plus_1.checked_sub(1)?) as usize;
     (back < table.len()).then_some(back)
 }
 
 /// Caches the newest entry under `h`: in a slot that is empty or whose entry is gone, else in
 /// place of the older of the two.
-fn remember(cache: &mut [u32; CACHE_SLOTS], table: &Dynamic, h: u64) {
+fn remember(cache: &mut [u16; CACHE_SLOTS], table: &Dynamic, h: u64) {
     let Some(newest) = table.newest() else {
         return;
     };
     let [a, b] = slots(h);
     let age = |s: usize| live(table, cache[s]).unwrap_or(usize::MAX);
     let s = if age(a) >= age(b) { a } else { b };
-    cache[s] = (newest as u32).wrapping_add(1);
+    cache[s] = (newest as u16).wrapping_add(1);
 }

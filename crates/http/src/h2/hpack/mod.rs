@@ -68,6 +68,29 @@ pub enum HpackError {
 }
 
 impl HpackError {
+    /// How many variants there are: the size of a per-variant counter array.
+    pub const COUNT: usize = 11;
+
+    /// Every variant, in declaration order (`ALL[e.index()] == e`), for reporting counters.
+    pub const ALL: [HpackError; HpackError::COUNT] = [
+        HpackError::IndexZero,
+        HpackError::IndexOutOfRange,
+        HpackError::IntegerOverflow,
+        HpackError::TruncatedInteger,
+        HpackError::TruncatedString,
+        HpackError::HuffmanEos,
+        HpackError::HuffmanPaddingTooLong,
+        HpackError::HuffmanPaddingNotOnes,
+        HpackError::SizeUpdateTooLarge,
+        HpackError::SizeUpdateNotFirst,
+        HpackError::SizeUpdateMissing,
+    ];
+
+    /// A dense index in `0..COUNT`, for per-variant counters on the hot path.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// The error code to send in GOAWAY: always COMPRESSION_ERROR (RFC 9113 §4.3).
     pub const fn code(self) -> ErrorCode {
         ErrorCode::CompressionError

@@ -383,6 +383,14 @@ fn malformed_blocks_get_their_error() {
 }
 
 #[test]
+fn error_kinds_are_dense() {
+    for (i, e) in HpackError::ALL.iter().enumerate() {
+        assert_eq!(e.index(), i);
+        assert!(!e.to_string().is_empty());
+    }
+}
+
+#[test]
 fn lowered_setting_requires_a_size_update() {
     let mut d = Decoder::new(4096);
     decode_all(&mut d, &hex("4003 6162 6301 78")).unwrap(); // abc: x, 36 octets
@@ -700,4 +708,31 @@ fn colliding_fields_are_still_indexed() {
         }
         assert_eq!(decode_all(&mut d, &out).unwrap().len(), fields.len());
     }
+}
+
+#[test]
+fn idle_coders_are_small() {
+    // Part of the 4 KiB budget of an idle HTTP/2 connection (issue 31).
+    let sizes = (size_of::<Decoder>(), size_of::<Encoder>());
+    eprintln!("Decoder, Encoder: {sizes:?} octets");
+    assert!(sizes.0 <= 160 && sizes.1 <= 400, "{sizes:?}");
+}
+
+#[test]
+fn cache_survives_insert_number_wrap() {
+    // The caches keep 16 bits of each entry's insert number: past 2^16 inserts, a repeat is
+    // still found and a stale slot never names the wrong entry.
+    let mut e = Encoder::new();
+    let mut d = Decoder::new(4096);
+    let mut out = Vec::new();
+    for i in 0..70_000u32 {
+        out.clear();
+        let value = (i % 1000).to_string();
+        e.field(&mut out, b"x-n", value.as_bytes(), Index::Incremental);
+        let fields = decode_all(&mut d, &out).unwrap();
+        assert_eq!(fields, vec![(b"x-n".to_vec(), value.into_bytes())], "{i}");
+    }
+    out.clear();
+    e.field(&mut out, b"x-n", b"999", Index::Incremental);
+    assert_eq!(out, [0xbe]);
 }
