@@ -119,26 +119,22 @@ impl Decoder {
         let mut list_size = 0usize;
         let mut emitting = true;
         let mut pos = 0;
-        let mut first = true;
+        // Dynamic table size updates, 001xxxxx (§6.3), open the block and nowhere else (§4.2).
+        while let Some(&b) = block.get(pos)
+            && b & 0xe0 == 0x20
+        {
+            let size = read_int(block, &mut pos, 5)?;
+            if size > *max_setting {
+                return Err(HpackError::SizeUpdateTooLarge);
+            }
+            table.set_max_size(size);
+            *update_due = false;
+        }
+        if *update_due && pos < block.len() {
+            return Err(HpackError::SizeUpdateMissing);
+        }
         while pos < block.len() {
             let b = block[pos];
-            if b & 0xe0 == 0x20 {
-                // Dynamic table size update, 001xxxxx (§6.3): only before the first field.
-                if !first {
-                    return Err(HpackError::SizeUpdateNotFirst);
-                }
-                let size = read_int(block, &mut pos, 5)?;
-                if size > *max_setting {
-                    return Err(HpackError::SizeUpdateTooLarge);
-                }
-                table.set_max_size(size);
-                *update_due = false;
-                continue;
-            }
-            if *update_due {
-                return Err(HpackError::SizeUpdateMissing);
-            }
-            first = false;
             if b & 0x80 != 0 {
                 // Indexed field, 1xxxxxxx (§6.1); indexes below 127 fit the first octet.
                 let index = if b != 0xff {
@@ -149,13 +145,16 @@ impl Decoder {
                 };
                 let (name, value) = lookup(table, index)?;
                 if emitting {
-                    list_size = list_size.saturating_add(name.len() + value.len() + ENTRY_OVERHEAD);
+                    list_size += name.len() + value.len() + ENTRY_OVERHEAD;
                     emitting = list_size <= max_list_size;
                     if emitting {
                         emit(name, value);
                     }
                 }
                 continue;
+            }
+            if b & 0xe0 == 0x20 {
+                return Err(HpackError::SizeUpdateNotFirst);
             }
             // Literal with incremental indexing, 01xxxxxx (§6.2.1); without indexing,
             // 0000xxxx (§6.2.2); never indexed, 0001xxxx (§6.2.3).
@@ -177,7 +176,7 @@ impl Decoder {
                     Ok(src) => src.get(block, scratch),
                     Err(i) => table.get(i).map_or(&[][..], |(name, _)| name),
                 };
-                list_size = list_size.saturating_add(name.len() + value.len() + ENTRY_OVERHEAD);
+                list_size += name.len() + value.len() + ENTRY_OVERHEAD;
                 emitting = list_size <= max_list_size;
                 if emitting {
                     // Before the insert, which may evict the entry the name comes from.

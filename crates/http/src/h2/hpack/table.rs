@@ -1,13 +1,13 @@
 //! The HPACK static table (RFC 7541 Appendix A) and the dynamic table (§2.3.2, §4) that the
 //! encoder and the decoder keep in step.
 //!
-//! The dynamic table keeps entry bytes in one buffer, oldest first, and evicts by moving a
-//! start offset; the live bytes move to the front only when the buffer would otherwise grow
-//! past 1.5 times the table size, so an insert costs its own bytes plus amortised O(1) per
-//! byte, and no allocation once the buffer has grown.
+//! The dynamic table keeps entry bytes in one buffer and entry bounds in one array, oldest
+//! first, and evicts by moving offsets; the live part moves to the front only when the buffer
+//! would otherwise grow past 1.5 times the table size (or 64 evicted slots pile up), so an
+//! insert costs its own bytes plus amortised O(1) per byte, and no allocation once the buffers
+//! have grown.
 
 use super::ENTRY_OVERHEAD;
-use std::collections::VecDeque;
 
 /// The static table, index 1 first (Appendix A).
 pub(crate) const STATIC: [(&[u8], &[u8]); 61] = [
@@ -147,12 +147,13 @@ pub(crate) fn static_field(name_index: usize, value: &[u8]) -> Option<usize> {
     None
 }
 
-/// Where an entry's bytes are in [`Dynamic::bytes`]: name then value.
+/// Where an entry's bytes are in [`Dynamic::bytes`]: the name is `start..name_end`, the
+/// value `name_end..end`.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
-    at: usize,
-    name_len: usize,
-    value_len: usize,
+    start: usize,
+    name_end: usize,
+    end: usize,
 }
 
 /// A new entry's name: bytes from outside the table, or the name of the entry at a dynamic
@@ -163,13 +164,18 @@ pub(crate) enum Name<'a> {
 }
 
 /// The dynamic table (§2.3.2): a FIFO of entries bounded by `max_size` (§4.1, §4.4).
+///
+/// Entries are appended to `slots` and `bytes`; eviction only moves `head` and `start`
+/// forward, and the evicted prefixes are dropped in one move when they grow large, so a
+/// lookup is one slice index, with no ring arithmetic.
 #[derive(Debug, Default)]
 pub(crate) struct Dynamic {
     /// Entry bytes; those before `start` belong to evicted entries.
     bytes: Vec<u8>,
     start: usize,
-    /// Oldest first.
-    slots: VecDeque<Slot>,
+    /// Oldest first; those before `head` are evicted.
+    slots: Vec<Slot>,
+    head: usize,
     /// The sum of entry sizes (§4.1).
     size: usize,
     max_size: usize,
@@ -186,7 +192,7 @@ impl Dynamic {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.len() - self.head
     }
 
     pub(crate) fn size(&self) -> usize {
@@ -206,48 +212,46 @@ impl Dynamic {
     /// The entry at dynamic index `i` (0 = newest).
     #[inline]
     pub(crate) fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
-        let n = self.slots.len();
-        if i >= n {
-            return None;
-        }
-        Some(self.entry(self.slots[n - 1 - i]))
-    }
-
-    #[inline]
-    fn entry(&self, s: Slot) -> (&[u8], &[u8]) {
-        let name_end = s.at + s.name_len;
-        (
-            &self.bytes[s.at..name_end],
-            &self.bytes[name_end..name_end + s.value_len],
-        )
+        let s = *self
+            .slots
+            .len()
+            .checked_sub(i + 1)
+            .filter(|&k| k >= self.head)
+            .map(|k| &self.slots[k])?;
+        let entry = self.bytes.get(s.start..s.end)?;
+        Some(entry.split_at(s.name_end - s.start))
     }
 
     /// The absolute number of the entry at dynamic index 0, if any.
     pub(crate) fn newest(&self) -> Option<u64> {
-        self.inserted
-            .checked_sub(1)
-            .filter(|_| !self.slots.is_empty())
+        self.inserted.checked_sub(1).filter(|_| self.len() > 0)
     }
 
     /// Sets the maximum size, evicting as needed (§4.3).
     pub(crate) fn set_max_size(&mut self, max_size: usize) {
         self.max_size = max_size;
         self.evict_to(max_size);
-        if self.slots.is_empty() {
-            self.bytes.clear();
-            self.start = 0;
+        if self.len() == 0 {
+            self.clear();
         }
     }
 
-    /// Evicts the oldest entries until the size is at most `limit`; their bytes stay in the
-    /// buffer until the next compaction.
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.head = 0;
+        self.bytes.clear();
+        self.start = 0;
+        self.size = 0;
+    }
+
+    /// Evicts the oldest entries until the size is at most `limit`; their bytes and slots stay
+    /// until the next compaction.
     fn evict_to(&mut self, limit: usize) {
-        while self.size > limit {
-            let Some(s) = self.slots.pop_front() else {
-                break;
-            };
-            self.size -= s.name_len + s.value_len + ENTRY_OVERHEAD;
-            self.start = s.at + s.name_len + s.value_len;
+        while self.size > limit && self.head < self.slots.len() {
+            let s = self.slots[self.head];
+            self.head += 1;
+            self.size -= s.end - s.start + ENTRY_OVERHEAD;
+            self.start = s.end;
         }
     }
 
@@ -256,15 +260,15 @@ impl Dynamic {
     pub(crate) fn insert(&mut self, name: Name<'_>, value: &[u8]) -> bool {
         let name_len = match name {
             Name::Bytes(b) => b.len(),
-            Name::Entry(i) => self.slots[self.slots.len() - 1 - i].name_len,
+            Name::Entry(i) => {
+                let s = self.slots[self.slots.len() - 1 - i];
+                s.name_end - s.start
+            }
         };
         let size = name_len + value.len() + ENTRY_OVERHEAD;
         self.inserted += 1;
         if size > self.max_size {
-            self.slots.clear();
-            self.size = 0;
-            self.bytes.clear();
-            self.start = 0;
+            self.clear();
             return false;
         }
         let need = name_len + value.len();
@@ -272,39 +276,39 @@ impl Dynamic {
             self.compact();
         }
         // The name is copied before evicting, so an entry may take the name of one it evicts.
-        let at = self.bytes.len();
+        let start = self.bytes.len();
         match name {
             Name::Bytes(b) => self.bytes.extend_from_slice(b),
             Name::Entry(i) => {
                 let s = self.slots[self.slots.len() - 1 - i];
-                self.bytes.extend_from_within(s.at..s.at + s.name_len);
+                self.bytes.extend_from_within(s.start..s.name_end);
             }
         }
         self.bytes.extend_from_slice(value);
         self.evict_to(self.max_size - size);
-        let mut slot = Slot {
-            at,
-            name_len,
-            value_len: value.len(),
-        };
-        if self.slots.is_empty() && at > 0 {
-            // Everything older was evicted: start the buffer over with this entry.
-            self.start = at;
-            self.compact();
-            slot.at = 0;
-        }
-        self.slots.push_back(slot);
+        self.slots.push(Slot {
+            start,
+            name_end: start + name_len,
+            end: start + need,
+        });
         self.size += size;
+        if self.head > 0 && (self.head >= 64 || self.len() == 1) {
+            self.compact();
+        }
         true
     }
 
-    /// Moves the live bytes to the front of the buffer.
+    /// Drops the evicted slots and bytes: the live ones move to the front.
     fn compact(&mut self) {
         let start = self.start;
         self.bytes.copy_within(start.., 0);
         self.bytes.truncate(self.bytes.len() - start);
+        self.slots.drain(..self.head);
+        self.head = 0;
         for s in &mut self.slots {
-            s.at -= start;
+            s.start -= start;
+            s.name_end -= start;
+            s.end -= start;
         }
         self.start = 0;
     }
