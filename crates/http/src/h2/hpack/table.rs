@@ -147,6 +147,11 @@ pub(crate) fn static_field(name_index: usize, value: &[u8]) -> Option<usize> {
     None
 }
 
+/// The buffers' first capacity, when the first entry arrives: the entries of a browser's or
+/// curl's first request fit (a few hundred octets), far from the 4096 the table may hold.
+const FIRST_BYTES: usize = 256;
+const FIRST_SLOTS: usize = 8;
+
 /// Where an entry's bytes are in [`Dynamic::bytes`]: the name is `start..name_end`, the
 /// value `name_end..end`.
 #[derive(Debug, Clone, Copy)]
@@ -272,6 +277,11 @@ impl Dynamic {
             return false;
         }
         let need = name_len + value.len();
+        if self.bytes.capacity() == 0 {
+            // Room for a typical first request's entries in one allocation each.
+            self.bytes.reserve(need.max(FIRST_BYTES));
+            self.slots.reserve(FIRST_SLOTS);
+        }
         if self.start > 0 && self.bytes.len() + need > self.max_size + self.max_size / 2 {
             self.compact();
         }
