@@ -270,8 +270,7 @@ impl Conn {
             self.process_h2(now_ms, ctx);
             return;
         }
-        if !self.served && self.read.len() < PREFACE.len() && PREFACE.starts_with(&self.read) {
-            // Perhaps the start of an HTTP/2 client preface: wait for the rest of it.
+        if self.awaiting_preface() {
             return;
         }
         match self.phase {
@@ -292,6 +291,12 @@ impl Conn {
             _ => {}
         }
         self.process(now_ms, ctx);
+    }
+
+    /// The read buffer holds only the start of what may be an HTTP/2 client preface: wait
+    /// for the rest of it before HTTP/1.1 parses anything.
+    fn awaiting_preface(&self) -> bool {
+        !self.served && self.read.len() < PREFACE.len() && PREFACE.starts_with(&self.read)
     }
 
     /// The read buffer holds the whole HTTP/2 client preface (RFC 9113 §3.4): a client with
@@ -380,7 +385,7 @@ impl Conn {
             self.process_h2(now_ms, ctx);
             return self.has_output();
         }
-        if self.has_output() || self.closing || self.read.is_empty() {
+        if self.has_output() || self.closing || self.read.is_empty() || self.awaiting_preface() {
             return false;
         }
         self.process(now_ms, ctx);

@@ -107,6 +107,22 @@ fn idle_connection_holds_no_buffer() {
     assert_eq!(c.heap_bytes(), 0);
 }
 
+/// Regression: a client preface cut after its HTTP/1.1-looking first line ("PRI * HTTP/2.0")
+/// was parsed as HTTP/1.1 by the flush that follows a read, and refused (RFC 9113 §3.3).
+#[test]
+fn an_h2c_preface_split_anywhere_starts_http2() {
+    let mut input = twelve_http::h2::PREFACE.to_vec();
+    twelve_http::h2::encode_settings(&mut input, false, &[]);
+    for cut in 1..input.len() {
+        let (mut c, mut x) = (Conn::new(0), ctx());
+        let mut out = feed(&mut c, &mut x, &input[..cut], 0);
+        out.extend(feed(&mut c, &mut x, &input[cut..], 1));
+        assert!(c.is_h2(), "split at {cut}: {}", text(&out));
+        // The server's SETTINGS (type 4 on stream 0) comes first, never an HTTP/1.1 reply.
+        assert_eq!(out.get(3), Some(&4), "split at {cut}: {}", text(&out));
+    }
+}
+
 fn split_everywhere(input: &str, want: &[u16], closes: bool) {
     let input = input.as_bytes();
     for cut in 1..input.len() {
