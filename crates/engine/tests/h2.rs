@@ -234,7 +234,7 @@ fn hostile_peers_get_goaway_and_cost_no_one_else() {
                 c.get(5, "/");
                 c.get(3, "/");
             },
-            0x5,
+            0x1,
             "stream_backwards",
         ),
         (

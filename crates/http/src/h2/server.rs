@@ -549,9 +549,14 @@ impl ServerConn {
         if stream.is_multiple_of(2) {
             return self.conn_error(out, ErrorCode::ProtocolError, Fault::EvenStream);
         }
-        if stream <= self.last_stream && self.find(stream).is_none() {
-            // A HEADERS on a stream that was opened and closed: §5.1 "closed".
-            return self.conn_error(out, ErrorCode::StreamClosed, Fault::StreamBackwards);
+        if stream < self.last_stream && self.find(stream).is_none() {
+            // §5.1.1: a new stream's id is above every id the client used before; one below
+            // is an unexpected stream identifier, whether it was used or skipped.
+            return self.conn_error(out, ErrorCode::ProtocolError, Fault::StreamBackwards);
+        }
+        if stream == self.last_stream && self.find(stream).is_none() {
+            // The last stream, ended (§5.1 "closed": frames after END_STREAM or RST_STREAM).
+            return self.conn_error(out, ErrorCode::StreamClosed, Fault::ClosedStream);
         }
         if block.len() > self.cfg.max_header_block {
             return self.conn_error(out, ErrorCode::EnhanceYourCalm, Fault::HeaderBlockTooLarge);

@@ -229,6 +229,18 @@ fn connection_errors_send_goaway_with_the_rfc_code() {
             "a stream id that goes backwards",
             Box::new(|c| c.get(5, "/").get(3, "/").bytes.clone()),
             Fault::StreamBackwards,
+            ErrorCode::ProtocolError,
+        ),
+        (
+            "a stream id used before and below the last",
+            Box::new(|c| c.get(1, "/").get(3, "/").get(1, "/").bytes.clone()),
+            Fault::StreamBackwards,
+            ErrorCode::ProtocolError,
+        ),
+        (
+            "HEADERS again on the last stream, which ended",
+            Box::new(|c| c.get(1, "/").get(1, "/").bytes.clone()),
+            Fault::ClosedStream,
             ErrorCode::StreamClosed,
         ),
         (
