@@ -1,0 +1,111 @@
+//! h2spec's hpack group (decoding errors, RFC 7541) and generic section 5 (every field
+//! representation a server must accept). Each case is a GET `/` whose block carries one
+//! representation before or after the request's own fields.
+
+use crate::Expect::{Conn, Status};
+use crate::kind::*;
+use crate::*;
+use twelve_testkit::h2::Client;
+
+/// A GET `/` on stream 1 whose field block is `before`, the request's fields, then `after`.
+fn get_around(c: &mut Client, before: &[u8], after: &[u8]) {
+    let mut b = before.to_vec();
+    b.extend(block(c, "GET", "/"));
+    b.extend_from_slice(after);
+    c.send(&headers(1, END_STREAM | END_HEADERS, &b));
+}
+
+const COMPRESSION: &[u32] = &[COMPRESSION_ERROR];
+
+cases! {
+    // RFC 7541 §2.3.3: an index past both tables is a decoding error (an indexed field,
+    // index 70 with an empty dynamic table) ...
+    hpack_2_3_3_1_an_indexed_field_past_the_tables_is_compression_error: |c| {
+        get_around(c, b"", b"\xc6");
+    } => Conn(COMPRESSION);
+    // ... and a literal's name index 70 too.
+    hpack_2_3_3_2_a_literal_name_index_past_the_tables_is_compression_error: |c| {
+        get_around(c, b"", b"\x7f\x07\x00");
+    } => Conn(COMPRESSION);
+    // §4.2: a dynamic table size update comes first in a block, never after a field.
+    hpack_4_2_1_a_table_size_update_after_a_field_is_compression_error: |c| {
+        get_around(c, b"", b"\x21");
+    } => Conn(COMPRESSION);
+    // §5.2: Huffman padding longer than 7 bits ...
+    hpack_5_2_1_huffman_padding_over_7_bits_is_compression_error: |c| {
+        get_around(c, b"", b"\x00\x85\xf2\xb2\x4a\x84\xff\x84\x49\x50\x9f\xff");
+    } => Conn(COMPRESSION);
+    // ... padding not the EOS prefix (zeros) ...
+    hpack_5_2_2_huffman_padded_by_zeros_is_compression_error: |c| {
+        get_around(c, b"", b"\x00\x85\xf2\xb2\x4a\x84\xff\x83\x49\x50\x90");
+    } => Conn(COMPRESSION);
+    // ... and the EOS symbol in the string are decoding errors.
+    hpack_5_2_3_huffman_with_eos_is_compression_error: |c| {
+        get_around(c, b"", b"\x00\x85\xf2\xb2\x4a\x84\xff\x87\x49\x51\xff\xff\xff\xfa\x7f");
+    } => Conn(COMPRESSION);
+    // §6.1: index 0 is a decoding error.
+    hpack_6_1_1_index_0_is_compression_error: |c| {
+        get_around(c, b"", b"\x80");
+    } => Conn(COMPRESSION);
+    // §6.3: a size update above SETTINGS_HEADER_TABLE_SIZE (4096 here: 4097).
+    hpack_6_3_1_a_table_size_update_over_the_setting_is_compression_error: |c| {
+        get_around(c, b"\x3f\xe2\x1f", b"");
+    } => Conn(COMPRESSION);
+
+    // Generic 5 (RFC 7541 §6): each representation is accepted. `user-agent` is static
+    // index 58; "h2spec" and "x-test" Huffman-coded are 9c48aca4 and f2b24a84ff.
+    g5_1_an_indexed_field: |c| {
+        get_around(c, b"", b"\xba");
+    } => Status(1, 200);
+    g5_2_incremental_indexing_indexed_name: |c| {
+        get_around(c, b"", b"\x7a\x06h2spec");
+    } => Status(1, 200);
+    g5_3_incremental_indexing_indexed_name_huffman: |c| {
+        get_around(c, b"", b"\x7a\x84\x9c\x48\xac\xa4");
+    } => Status(1, 200);
+    g5_4_incremental_indexing_new_name: |c| {
+        get_around(c, b"", b"\x40\x06x-test\x06h2spec");
+    } => Status(1, 200);
+    g5_5_incremental_indexing_new_name_huffman: |c| {
+        get_around(c, b"", b"\x40\x85\xf2\xb2\x4a\x84\xff\x84\x9c\x48\xac\xa4");
+    } => Status(1, 200);
+    g5_6_without_indexing_indexed_name: |c| {
+        get_around(c, b"", b"\x0f\x2b\x06h2spec");
+    } => Status(1, 200);
+    g5_7_without_indexing_indexed_name_huffman: |c| {
+        get_around(c, b"", b"\x0f\x2b\x84\x9c\x48\xac\xa4");
+    } => Status(1, 200);
+    g5_8_without_indexing_new_name: |c| {
+        get_around(c, b"", b"\x00\x06x-test\x06h2spec");
+    } => Status(1, 200);
+    g5_9_without_indexing_new_name_huffman: |c| {
+        get_around(c, b"", b"\x00\x85\xf2\xb2\x4a\x84\xff\x84\x9c\x48\xac\xa4");
+    } => Status(1, 200);
+    g5_10_never_indexed_indexed_name: |c| {
+        get_around(c, b"", b"\x1f\x2b\x06h2spec");
+    } => Status(1, 200);
+    g5_11_never_indexed_indexed_name_huffman: |c| {
+        get_around(c, b"", b"\x1f\x2b\x84\x9c\x48\xac\xa4");
+    } => Status(1, 200);
+    g5_12_never_indexed_new_name: |c| {
+        get_around(c, b"", b"\x10\x06x-test\x06h2spec");
+    } => Status(1, 200);
+    g5_13_never_indexed_new_name_huffman: |c| {
+        get_around(c, b"", b"\x10\x85\xf2\xb2\x4a\x84\xff\x84\x9c\x48\xac\xa4");
+    } => Status(1, 200);
+    g5_14_a_table_size_update: |c| {
+        get_around(c, b"\x3f\xe1\x1f", b"");
+    } => Status(1, 200);
+    g5_15_two_table_size_updates: |c| {
+        get_around(c, b"\x3f\x61\x3f\xe1\x1f", b"");
+    } => Status(1, 200);
+    // A field added to the dynamic table is found there by the next block (§2.3.2: the
+    // newest entry is index 62).
+    g5_16_an_indexed_dynamic_entry_from_an_earlier_block: |c| {
+        get_around(c, b"", b"\x40\x06x-test\x06h2spec");
+        check(c, Status(1, 200));
+        let mut b = block(c, "GET", "/");
+        b.push(0xbe);
+        c.send(&headers(3, END_STREAM | END_HEADERS, &b));
+    } => Status(3, 200);
+}
