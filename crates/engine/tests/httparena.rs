@@ -269,7 +269,8 @@ rows! {
     pipeline_ignores_query: b"GET /pipeline?x=1 HTTP/1.1\r\nHost: a\r\n\r\n" => 200, "ok";
     baseline_put_405: b"PUT /baseline11?a=1&b=2 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n" => 405, "405 Method Not Allowed\n";
     pipeline_post_405: b"POST /pipeline HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n" => 405, "405 Method Not Allowed\n";
-    other_path_404: b"GET /baseline2?a=1&b=2 HTTP/1.1\r\nHost: a\r\n\r\n" => 404, "404 Not Found\n";
+    other_path_404: b"GET /baseline3?a=1&b=2 HTTP/1.1\r\nHost: a\r\n\r\n" => 404, "404 Not Found\n";
+    baseline2_over_http11: b"GET /baseline2?a=1&b=2 HTTP/1.1\r\nHost: a\r\n\r\n" => 200, "3";
 }
 
 /// HEAD gets GET's head (Content-Length of the sum's digits) and no body.
