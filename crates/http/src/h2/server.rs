@@ -599,8 +599,15 @@ impl ServerConn {
         };
         fields.finish();
         if let Some(i) = trailers {
+            if !self.streams[i].receiving {
+                // §5.1 "half-closed (remote)": a frame but WINDOW_UPDATE, PRIORITY or
+                // RST_STREAM is a stream error STREAM_CLOSED (the block is decoded: HPACK
+                // stays in step).
+                let fault = Fault::ClosedStream;
+                return self.stream_error(out, stream, ErrorCode::StreamClosed, fault, used);
+            }
             // §8.1: trailers end the stream; anything else is malformed.
-            if !end_stream || !self.streams[i].receiving {
+            if !end_stream {
                 let fault = Fault::Malformed(Malformed::BadTrailers);
                 return self.stream_error(out, stream, ErrorCode::ProtocolError, fault, used);
             }

@@ -457,6 +457,26 @@ fn stream_errors_reset_one_stream_and_the_next_request_is_answered() {
     }
 }
 
+/// Regression: HEADERS on a stream whose request ended while its response waits for window
+/// was reset as malformed trailers (PROTOCOL_ERROR); RFC 9113 §5.1 "half-closed (remote)"
+/// asks for STREAM_CLOSED, and the connection goes on.
+#[test]
+fn headers_on_a_half_closed_stream_still_answering_is_stream_closed() {
+    let mut conn = server();
+    let mut zero = PREFACE.to_vec();
+    encode_settings(&mut zero, false, &[Setting::InitialWindowSize(0)]);
+    let mut c = Client {
+        enc: Encoder::new(),
+        bytes: zero,
+    };
+    c.get(1, "/").get(1, "/again").get(3, "/after");
+    let r = run(&mut conn, &c.bytes, true);
+    assert_eq!(rst_codes(&r.out), [(1, ErrorCode::StreamClosed.code())]);
+    assert!(goaway_code(&r.out).is_none());
+    let ids: Vec<u32> = r.requests.iter().map(|q| q.0).collect();
+    assert_eq!(ids, [1, 3]);
+}
+
 #[test]
 fn a_body_arrives_across_data_frames_and_the_window_is_given_back() {
     let cfg = ServerConfig {
