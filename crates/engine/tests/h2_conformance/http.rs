@@ -74,6 +74,10 @@ cases! {
     s8_1_2_2_2_te_other_than_trailers_is_protocol_error: |c| {
         get_with(c, &[("trailers", "test"), ("te", "trailers, deflate")]);
     } => Stream(1, PROTOCOL);
+    // ... while TE: trailers is allowed.
+    s8_1_2_2_3_te_trailers_is_allowed: |c| {
+        get_with(c, &[("te", "trailers")]);
+    } => Status(1, 200);
 
     // §8.3.1: :path is not empty; :method, :scheme and :path each once and present.
     s8_1_2_3_1_an_empty_path_is_protocol_error: |c| {

@@ -96,6 +96,19 @@ cases! {
         c.get(1, "/");
         c.get(1, "/");
     } => StreamOrConn(1, &[STREAM_CLOSED]);
+    // ... also while the response is still being sent (the stream is in the server's table).
+    s5_1_6_2_half_closed_remote_headers_while_answering_is_stream_closed: |c| {
+        c.send(&settings(&[(INITIAL_WINDOW_SIZE, 0)]));
+        c.get(1, "/");
+        check(c, Pong); // the response's HEADERS went; its DATA waits for window
+        c.get(1, "/");
+    } => StreamOrConn(1, &[STREAM_CLOSED]);
+    s5_1_6_3_half_closed_remote_data_while_answering_is_stream_closed: |c| {
+        c.send(&settings(&[(INITIAL_WINDOW_SIZE, 0)]));
+        c.get(1, "/");
+        check(c, Pong);
+        c.data(1, b"test", true);
+    } => Stream(1, &[STREAM_CLOSED]);
     // §6.10: a CONTINUATION after a whole block is PROTOCOL_ERROR (h2spec also takes
     // STREAM_CLOSED).
     s5_1_7_half_closed_remote_continuation_is_an_error: |c| {
