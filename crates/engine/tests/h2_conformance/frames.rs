@@ -4,6 +4,7 @@
 use crate::Expect::{Conn, Data, Pong, PongOrClose, SettingsAck, Status, Stream, StreamOrConn};
 use crate::kind::*;
 use crate::*;
+use twelve_testkit::h2::Got;
 
 cases! {
     // §6.1: DATA on stream 0 is a connection error PROTOCOL_ERROR.
@@ -249,4 +250,74 @@ cases! {
         c.send(&headers(1, END_HEADERS, &b));
         c.send(&rst(1, 0xff));
     } => Pong;
+}
+
+/// §4.2 and §6.9.1: a body larger than the client's windows goes out in DATA frames of at most
+/// SETTINGS_MAX_FRAME_SIZE (16,384 by default), exactly up to the 65,535 octets of the
+/// initial windows, and no further until a WINDOW_UPDATE.
+#[test]
+fn s6_9_1_5_a_large_body_fills_the_initial_window_in_frames_of_the_max_size() {
+    let server = common::TestServer::start();
+    let mut c = handshake(&server);
+    c.get(1, "/big.bin");
+    let mut got = 0;
+    while got < 65_535 {
+        match c.next_frame() {
+            Got::Data {
+                stream: 1, data, ..
+            } => {
+                assert!(data.len() <= 16_384, "a DATA frame of {}", data.len());
+                got += data.len();
+            }
+            g @ (Got::Reset { .. } | Got::GoAway { .. } | Got::Closed) => panic!("{g:?}"),
+            _ => {}
+        }
+    }
+    assert_eq!(got, 65_535);
+    // A PING's ACK comes back with no DATA before it: the window is used up.
+    c.send(&ping(false, *b"window!!"));
+    loop {
+        match c.next_frame() {
+            Got::Ping { ack: true, .. } => break,
+            Got::Data { data, .. } => panic!("{} octets past the window", data.len()),
+            g @ (Got::Reset { .. } | Got::GoAway { .. } | Got::Closed) => panic!("{g:?}"),
+            _ => {}
+        }
+    }
+    // Opening both windows by 10 lets exactly 10 more octets go.
+    c.send(&window_update(0, 10));
+    c.send(&window_update(1, 10));
+    check(&mut c, Data(1, 10));
+    c.send(&rst(1, CANCEL));
+    check(&mut c, Pong);
+    drop(c);
+    server.finish();
+}
+
+/// §6.8: a connection error's GOAWAY names the last stream the server took (here 3, both
+/// streams answered), then the connection closes.
+#[test]
+fn s6_8_2_goaway_names_the_last_stream_taken() {
+    let server = common::TestServer::start();
+    let mut c = handshake(&server);
+    c.get(1, "/");
+    c.get(3, "/");
+    check(&mut c, Status(1, 200));
+    check(&mut c, Status(3, 200));
+    c.send(&raw(PING, 0, 3, &[0; 8]));
+    let goaway = loop {
+        if let g @ (Got::GoAway { .. } | Got::Closed) = c.next_frame() {
+            break g;
+        }
+    };
+    assert_eq!(
+        goaway,
+        Got::GoAway {
+            last_stream: 3,
+            code: PROTOCOL_ERROR
+        }
+    );
+    assert_eq!(c.next_frame(), Got::Closed);
+    drop(c);
+    server.finish();
 }

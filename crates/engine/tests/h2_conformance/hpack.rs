@@ -109,3 +109,73 @@ cases! {
         c.send(&headers(3, END_STREAM | END_HEADERS, &b));
     } => Status(3, 200);
 }
+
+/// RFC 7541 §4.2 and RFC 9113 §6.5.2: once the client's SETTINGS_HEADER_TABLE_SIZE of 0 is
+/// acknowledged, the server's next field block opens with a size update to 0 and no block
+/// indexes into a dynamic table (a decoder held to 0 octets decodes every response).
+#[test]
+fn hpack_4_2_2_a_header_table_size_of_0_is_honoured() {
+    use std::io::{Read, Write};
+    use twelve_http::Status as Parsed;
+    use twelve_http::h2::hpack::Decoder;
+    use twelve_http::h2::{Frame, MAX_FRAME_SIZE_LIMIT, PREFACE, Setting, decode, encode_settings};
+
+    let server = common::TestServer::start();
+    let mut sock = std::net::TcpStream::connect(server.addr).unwrap();
+    sock.set_read_timeout(Some(common::BOUND)).unwrap();
+    let mut b = PREFACE.to_vec();
+    encode_settings(&mut b, false, &[Setting::HeaderTableSize(0)]);
+    sock.write_all(&b).unwrap();
+    let mut dec = Decoder::new(4096);
+    let mut enc = Client::raw(std::io::Cursor::new(Vec::new()));
+    let (mut buf, mut blocks, mut sent) = (Vec::new(), Vec::new(), false);
+    while blocks.len() < 2 {
+        let (frame, used) = match decode(&buf, MAX_FRAME_SIZE_LIMIT).unwrap() {
+            Parsed::Complete(x) => x,
+            Parsed::Partial => {
+                let mut chunk = [0u8; 16_384];
+                let n = sock.read(&mut chunk).unwrap();
+                assert!(n > 0, "closed");
+                buf.extend_from_slice(&chunk[..n]);
+                continue;
+            }
+        };
+        match frame {
+            Frame::Settings { ack: true, .. } => {
+                // Ours is in force: requests from now on are answered under it.
+                dec.set_max_table_size(0);
+                let mut out = Vec::new();
+                encode_settings(&mut out, true, &[]);
+                for id in [1u32, 3] {
+                    let block = enc.block(&twelve_testkit::h2::request("GET", "/x"));
+                    out.extend(headers(id, END_STREAM | END_HEADERS, &block));
+                }
+                sock.write_all(&out).unwrap();
+                sent = true;
+            }
+            Frame::Headers { block, .. } => {
+                assert!(sent, "a response before any request");
+                blocks.push(block.to_vec());
+            }
+            _ => {}
+        }
+        buf.drain(..used);
+    }
+    assert_eq!(
+        blocks[0][0], 0x20,
+        "the first block opens with a size update to 0"
+    );
+    for b in &blocks {
+        let mut status = None;
+        dec.decode(b, usize::MAX, |n, v| {
+            if n == b":status" {
+                status = Some(v.to_vec());
+            }
+        })
+        .expect("decodes with a table of 0 octets");
+        assert_eq!(status.as_deref(), Some(&b"200"[..]));
+        assert_eq!(dec.table_size(), 0);
+    }
+    drop(sock);
+    server.finish();
+}
