@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""An HTTP/2 client on Python's `h2` library (python-hyper), for tests/h2_interop.rs: one
-request over h2c with prior knowledge, or over TLS with ALPN h2 (--cafile), its body sent as
-the server's flow-control windows allow. Prints one JSON line: the status, the response's
+"""An HTTP/2 client on Python's `h2` library (python-hyper), for tests/h2_serve_interop.rs:
+one request over h2c with prior knowledge, or over TLS with ALPN h2 (--cafile), its body sent
+as the server's flow-control windows allow. Prints one JSON line: the status, the response's
 fields and body length, how many body octets went out and how many WINDOW_UPDATEs the
 server sent. Exits 1 on a reset, a GOAWAY or a close before the response ended.
 
