@@ -1,6 +1,6 @@
-//! HttpArena's engine endpoints (profiles baseline, pipelined, limited-conn, and over HTTP/2
-//! baseline-h2 and baseline-h2c): `/baseline11` answers the sum of the query's `a` and `b`
-//! (plus a POST body's integer), `/baseline2` the same sum for a GET, `/pipeline` a fixed `ok`.
+//! HttpArena's engine endpoints (profiles baseline, pipelined, limited-conn): `/baseline11`
+//! answers the sum of the query's `a` and `b` (plus a POST body's integer), `/pipeline` a fixed
+//! `ok`.
 //!
 //! The contract is HttpArena's `scripts/validate.sh` and its profile documentation
 //! (github.com/MDA2AV/HttpArena, `site/content/docs/test-profiles/h1/isolated/`): bodies are
@@ -12,7 +12,8 @@ use crate::{Request, Response, Router};
 
 /// The path of the baseline and limited-conn profiles.
 pub const BASELINE_PATH: &str = "/baseline11";
-/// The path of the baseline-h2 and baseline-h2c profiles (GET only).
+/// The path of the baseline-h2 and baseline-h2c profiles (HTTP/2; GET only): the sum of the
+/// query's `a` and `b`, as `/baseline11`'s GET.
 pub const BASELINE2_PATH: &str = "/baseline2";
 /// The path of the pipelined profile.
 pub const PIPELINE_PATH: &str = "/pipeline";
@@ -51,8 +52,7 @@ pub fn router() -> Router {
         })
 }
 
-/// Answers `/baseline11` and `/baseline2`: a GET ignores any body it carries (`body` is
-/// `None`).
+/// Answers `/baseline11`: a GET ignores any body it carries (`body` is `None`).
 fn baseline(req: &Request<'_, '_>, body: Option<&[u8]>, res: &mut Response<'_>) {
     match sum(req.query_bytes(), body) {
         Some(total) => {
