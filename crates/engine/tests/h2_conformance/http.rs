@@ -43,6 +43,38 @@ cases! {
         get_with(c, &[("X-TEST", "ok")]);
     } => Stream(1, PROTOCOL);
 
+    // §8.2.1: a field name has no character outside 0x21-0x7e but lowercase letters, and no
+    // colon past a pseudo-header's first; a value has no NUL, CR or LF, and no whitespace at
+    // either end. Either is malformed.
+    s8_2_1_1_a_space_in_a_field_name_is_protocol_error: |c| {
+        get_with(c, &[("x test", "ok")]);
+    } => Stream(1, PROTOCOL);
+    s8_2_1_2_a_colon_inside_a_field_name_is_protocol_error: |c| {
+        get_with(c, &[("x:test", "ok")]);
+    } => Stream(1, PROTOCOL);
+    s8_2_1_3_an_empty_field_name_is_protocol_error: |c| {
+        get_with(c, &[("", "ok")]);
+    } => Stream(1, PROTOCOL);
+    s8_2_1_4_a_nul_in_a_value_is_protocol_error: |c| {
+        get_with(c, &[("x-test", "o\0k")]);
+    } => Stream(1, PROTOCOL);
+    s8_2_1_5_a_lf_in_a_value_is_protocol_error: |c| {
+        get_with(c, &[("x-test", "o\nk")]);
+    } => Stream(1, PROTOCOL);
+    s8_2_1_6_a_cr_in_a_value_is_protocol_error: |c| {
+        get_with(c, &[("x-test", "o\rk")]);
+    } => Stream(1, PROTOCOL);
+    s8_2_1_7_a_value_starting_with_a_space_is_protocol_error: |c| {
+        get_with(c, &[("x-test", " ok")]);
+    } => Stream(1, PROTOCOL);
+    s8_2_1_8_a_value_ending_with_a_tab_is_protocol_error: |c| {
+        get_with(c, &[("x-test", "ok\t")]);
+    } => Stream(1, PROTOCOL);
+    // ... while inner whitespace, and an empty value, are allowed.
+    s8_2_1_9_inner_whitespace_and_empty_values_are_allowed: |c| {
+        get_with(c, &[("x-test", "o k\tk"), ("x-empty", "")]);
+    } => Status(1, 200);
+
     // §8.3: pseudo-header fields: only the request's, only before regular fields, never in
     // trailers.
     s8_1_2_1_1_an_unknown_pseudo_header_is_protocol_error: |c| {
@@ -116,6 +148,18 @@ cases! {
     // ... fewer octets than declared, found at END_STREAM.
     s8_1_2_6_3_content_length_under_the_data_is_protocol_error: |c| {
         post_with(c, &[("content-length", "10")]);
+        c.data(1, b"test", true);
+    } => Stream(1, PROTOCOL);
+
+    // ... and a content-length above 0 on a request that ends with its HEADERS.
+    s8_1_2_6_4_content_length_without_data_is_protocol_error: |c| {
+        let mut f = request("POST", "/echo");
+        f.push(("content-length", "5"));
+        send(c, &f);
+    } => Stream(1, PROTOCOL);
+    // A content-length that is not a number is malformed (RFC 9110 §8.6).
+    s8_1_2_6_5_a_content_length_not_a_number_is_protocol_error: |c| {
+        post_with(c, &[("content-length", "four")]);
         c.data(1, b"test", true);
     } => Stream(1, PROTOCOL);
 

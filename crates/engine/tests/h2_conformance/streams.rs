@@ -202,3 +202,22 @@ cases! {
         c.send(&raw(0x16, 0, 0, &[0; 8]));
     } => Conn(&[PROTOCOL_ERROR]);
 }
+
+/// §5.1.2: the limit counts open streams, not streams ever opened: 300 requests in one write,
+/// each answered at once, are all answered on a server that allows 128 at a time.
+#[test]
+fn s5_1_2_2_more_streams_than_the_limit_in_all_are_answered() {
+    let server = common::TestServer::start();
+    let mut c = handshake(&server);
+    let b = block(&mut c, "GET", "/x");
+    c.batch();
+    for i in 0..300u32 {
+        c.send(&headers(2 * i + 1, END_STREAM | END_HEADERS, &b));
+    }
+    c.flush();
+    for i in 0..300u32 {
+        check(&mut c, Expect::Status(2 * i + 1, 200));
+    }
+    drop(c);
+    server.finish();
+}
