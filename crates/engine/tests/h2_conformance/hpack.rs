@@ -20,88 +20,88 @@ const COMPRESSION: &[u32] = &[COMPRESSION_ERROR];
 cases! {
     // RFC 7541 §2.3.3: an index past both tables is a decoding error (an indexed field,
     // index 70 with an empty dynamic table) ...
-    hpack_2_3_3_1_an_indexed_field_past_the_tables_is_compression_error: |c| {
+    hpack_2_3_3_c1_an_indexed_field_past_the_tables_is_compression_error: |c| {
         get_around(c, b"", b"\xc6");
     } => Conn(COMPRESSION);
     // ... and a literal's name index 70 too.
-    hpack_2_3_3_2_a_literal_name_index_past_the_tables_is_compression_error: |c| {
+    hpack_2_3_3_c2_a_literal_name_index_past_the_tables_is_compression_error: |c| {
         get_around(c, b"", b"\x7f\x07\x00");
     } => Conn(COMPRESSION);
     // §4.2: a dynamic table size update comes first in a block, never after a field.
-    hpack_4_2_1_a_table_size_update_after_a_field_is_compression_error: |c| {
+    hpack_4_2_c1_a_table_size_update_after_a_field_is_compression_error: |c| {
         get_around(c, b"", b"\x21");
     } => Conn(COMPRESSION);
     // §5.2: Huffman padding longer than 7 bits ...
-    hpack_5_2_1_huffman_padding_over_7_bits_is_compression_error: |c| {
+    hpack_5_2_c1_huffman_padding_over_7_bits_is_compression_error: |c| {
         get_around(c, b"", b"\x00\x85\xf2\xb2\x4a\x84\xff\x84\x49\x50\x9f\xff");
     } => Conn(COMPRESSION);
     // ... padding not the EOS prefix (zeros) ...
-    hpack_5_2_2_huffman_padded_by_zeros_is_compression_error: |c| {
+    hpack_5_2_c2_huffman_padded_by_zeros_is_compression_error: |c| {
         get_around(c, b"", b"\x00\x85\xf2\xb2\x4a\x84\xff\x83\x49\x50\x90");
     } => Conn(COMPRESSION);
     // ... and the EOS symbol in the string are decoding errors.
-    hpack_5_2_3_huffman_with_eos_is_compression_error: |c| {
+    hpack_5_2_c3_huffman_with_eos_is_compression_error: |c| {
         get_around(c, b"", b"\x00\x85\xf2\xb2\x4a\x84\xff\x87\x49\x51\xff\xff\xff\xfa\x7f");
     } => Conn(COMPRESSION);
     // §6.1: index 0 is a decoding error.
-    hpack_6_1_1_index_0_is_compression_error: |c| {
+    hpack_6_1_c1_index_0_is_compression_error: |c| {
         get_around(c, b"", b"\x80");
     } => Conn(COMPRESSION);
     // §6.3: a size update above SETTINGS_HEADER_TABLE_SIZE (4096 here: 4097).
-    hpack_6_3_1_a_table_size_update_over_the_setting_is_compression_error: |c| {
+    hpack_6_3_c1_a_table_size_update_over_the_setting_is_compression_error: |c| {
         get_around(c, b"\x3f\xe2\x1f", b"");
     } => Conn(COMPRESSION);
 
     // Generic 5 (RFC 7541 §6): each representation is accepted. `user-agent` is static
     // index 58; "h2spec" and "x-test" Huffman-coded are 9c48aca4 and f2b24a84ff.
-    g5_1_an_indexed_field: |c| {
+    g5_c1_an_indexed_field: |c| {
         get_around(c, b"", b"\xba");
     } => Status(1, 200);
-    g5_2_incremental_indexing_indexed_name: |c| {
+    g5_c2_incremental_indexing_indexed_name: |c| {
         get_around(c, b"", b"\x7a\x06h2spec");
     } => Status(1, 200);
-    g5_3_incremental_indexing_indexed_name_huffman: |c| {
+    g5_c3_incremental_indexing_indexed_name_huffman: |c| {
         get_around(c, b"", b"\x7a\x84\x9c\x48\xac\xa4");
     } => Status(1, 200);
-    g5_4_incremental_indexing_new_name: |c| {
+    g5_c4_incremental_indexing_new_name: |c| {
         get_around(c, b"", b"\x40\x06x-test\x06h2spec");
     } => Status(1, 200);
-    g5_5_incremental_indexing_new_name_huffman: |c| {
+    g5_c5_incremental_indexing_new_name_huffman: |c| {
         get_around(c, b"", b"\x40\x85\xf2\xb2\x4a\x84\xff\x84\x9c\x48\xac\xa4");
     } => Status(1, 200);
-    g5_6_without_indexing_indexed_name: |c| {
+    g5_c6_without_indexing_indexed_name: |c| {
         get_around(c, b"", b"\x0f\x2b\x06h2spec");
     } => Status(1, 200);
-    g5_7_without_indexing_indexed_name_huffman: |c| {
+    g5_c7_without_indexing_indexed_name_huffman: |c| {
         get_around(c, b"", b"\x0f\x2b\x84\x9c\x48\xac\xa4");
     } => Status(1, 200);
-    g5_8_without_indexing_new_name: |c| {
+    g5_c8_without_indexing_new_name: |c| {
         get_around(c, b"", b"\x00\x06x-test\x06h2spec");
     } => Status(1, 200);
-    g5_9_without_indexing_new_name_huffman: |c| {
+    g5_c9_without_indexing_new_name_huffman: |c| {
         get_around(c, b"", b"\x00\x85\xf2\xb2\x4a\x84\xff\x84\x9c\x48\xac\xa4");
     } => Status(1, 200);
-    g5_10_never_indexed_indexed_name: |c| {
+    g5_c10_never_indexed_indexed_name: |c| {
         get_around(c, b"", b"\x1f\x2b\x06h2spec");
     } => Status(1, 200);
-    g5_11_never_indexed_indexed_name_huffman: |c| {
+    g5_c11_never_indexed_indexed_name_huffman: |c| {
         get_around(c, b"", b"\x1f\x2b\x84\x9c\x48\xac\xa4");
     } => Status(1, 200);
-    g5_12_never_indexed_new_name: |c| {
+    g5_c12_never_indexed_new_name: |c| {
         get_around(c, b"", b"\x10\x06x-test\x06h2spec");
     } => Status(1, 200);
-    g5_13_never_indexed_new_name_huffman: |c| {
+    g5_c13_never_indexed_new_name_huffman: |c| {
         get_around(c, b"", b"\x10\x85\xf2\xb2\x4a\x84\xff\x84\x9c\x48\xac\xa4");
     } => Status(1, 200);
-    g5_14_a_table_size_update: |c| {
+    g5_c14_a_table_size_update: |c| {
         get_around(c, b"\x3f\xe1\x1f", b"");
     } => Status(1, 200);
-    g5_15_two_table_size_updates: |c| {
+    g5_c15_two_table_size_updates: |c| {
         get_around(c, b"\x3f\x61\x3f\xe1\x1f", b"");
     } => Status(1, 200);
     // A field added to the dynamic table is found there by the next block (§2.3.2: the
     // newest entry is index 62).
-    g5_16_an_indexed_dynamic_entry_from_an_earlier_block: |c| {
+    g5_c16_an_indexed_dynamic_entry_from_an_earlier_block: |c| {
         get_around(c, b"", b"\x40\x06x-test\x06h2spec");
         check(c, Status(1, 200));
         let mut b = block(c, "GET", "/");
@@ -114,7 +114,7 @@ cases! {
 /// acknowledged, the server's next field block opens with a size update to 0 and no block
 /// indexes into a dynamic table (a decoder held to 0 octets decodes every response).
 #[test]
-fn hpack_4_2_2_a_header_table_size_of_0_is_honoured() {
+fn hpack_4_2_c2_a_header_table_size_of_0_is_honoured() {
     use std::io::{Read, Write};
     use twelve_http::Status as Parsed;
     use twelve_http::h2::hpack::Decoder;

@@ -1,9 +1,12 @@
 //! HTTP/2 conformance: the test sections of h2spec (<https://github.com/summerwind/h2spec>),
 //! its "http2" (RFC 9113), "hpack" (RFC 7541) and "generic" groups, written from the RFCs'
-//! text as raw frames over loopback against an in-process server. One `#[test]` per case,
-//! named after its section; each starts its own server, does h2spec's handshake, sends the
-//! case's frames and checks what the RFC requires of the reply, then that the server still
-//! answers and released every fd.
+//! text as raw frames over loopback against an in-process server. One `#[test]` per case; each
+//! starts its own server, does h2spec's handshake, sends the case's frames and checks what the
+//! RFC requires of the reply, then that the server still answers and released every fd.
+//!
+//! Names are h2spec's: `s<section>_c<case>` for its http2 group (whose sections are RFC 7540's
+//! numbers, which h2spec kept), `g<section>_c<case>` for generic, `hpack_<section>_c<case>`;
+//! a case number past h2spec's last in a section is a case added here. Comments cite RFC 9113.
 //!
 //! Where h2spec accepts a connection error for a stream error (RFC 9113 §5.4.1: an endpoint
 //! MAY treat a stream error as a connection error), [`Expect::StreamOrConn`] says so; every
@@ -325,7 +328,7 @@ fn finish_h2c(server: TestServer) {
 /// §3.4 (h2spec 3.5 #1): the server connection preface is a SETTINGS frame, the first frame
 /// the server sends.
 #[test]
-fn s3_5_1_the_server_preface_is_settings_first() {
+fn s3_5_c1_the_server_preface_is_settings_first() {
     let server = h2c_only();
     let sock = TcpStream::connect(server.addr).unwrap();
     sock.set_read_timeout(Some(BOUND)).unwrap();
@@ -338,7 +341,7 @@ fn s3_5_1_the_server_preface_is_settings_first() {
 
 /// §3.4 (h2spec 3.5 #2): an invalid preface is a connection error PROTOCOL_ERROR.
 #[test]
-fn s3_5_2_an_invalid_preface_ends_the_connection() {
+fn s3_5_c2_an_invalid_preface_ends_the_connection() {
     let server = h2c_only();
     let sock = TcpStream::connect(server.addr).unwrap();
     sock.set_read_timeout(Some(BOUND)).unwrap();
@@ -353,7 +356,7 @@ fn s3_5_2_an_invalid_preface_ends_the_connection() {
 /// listener that also speaks HTTP/1.1 (regression: the first line, "PRI * HTTP/2.0", was
 /// taken for an HTTP/1.1 request).
 #[test]
-fn s3_5_3_a_preface_written_octet_by_octet_is_accepted() {
+fn s3_5_c3_a_preface_written_octet_by_octet_is_accepted() {
     let server = TestServer::start();
     let sock = TcpStream::connect(server.addr).unwrap();
     sock.set_read_timeout(Some(BOUND)).unwrap();
