@@ -33,6 +33,8 @@ impl PipelineBench {
             high_water: 256 * 1024,
             pool: Pool::new(16 * 1024, 1024),
             scratch: Scratch::default(),
+            conn_token: 0,
+            handler_timeout_ms: 0,
         };
         Self {
             conn: Conn::new(0),

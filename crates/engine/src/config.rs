@@ -174,6 +174,10 @@ pub struct Config {
     /// After [`ServerHandle::shutdown`](crate::ServerHandle::shutdown), longest the workers
     /// finish in-flight requests before closing what remains.
     pub drain_timeout: Duration,
+    /// Longest an async handler ([`Router::route_async`](crate::Router::route_async)) may take
+    /// to answer: past it the request gets a 503, its future is dropped, and it is counted as
+    /// `twelve_timeouts_total{kind="handler"}`. Zero: no limit.
+    pub handler_timeout: Duration,
     /// On shutdown, close idle keep-alive connections at once (the default, as nginx does).
     /// `false` keeps them until their next request (answered with `Connection: close`), their
     /// keep-alive timeout, or the drain deadline: what a zero-failure upgrade wants, since a
@@ -235,6 +239,7 @@ impl Default for Config {
             root: None,
             file_cache: crate::FileCacheConfig::default(),
             drain_timeout: Duration::from_secs(10),
+            handler_timeout: Duration::from_secs(30),
             close_idle_on_drain: true,
             coalesce: None,
             min_batch: crate::backend::epoll::MIN_BATCH,

@@ -23,6 +23,11 @@ pub(crate) struct Ctx {
     pub(crate) pool: Pool,
     /// Scratch for `Response::send_with` and the cached response head.
     pub(crate) scratch: Scratch,
+    /// The backend's token of the connection being run: the one an async handler's answer
+    /// goes back to (set by the backend before it hands the connection bytes).
+    pub(crate) conn_token: u64,
+    /// `Config::handler_timeout` in ms (0: none).
+    pub(crate) handler_timeout_ms: u64,
 }
 
 impl Ctx {

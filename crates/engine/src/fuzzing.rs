@@ -124,6 +124,8 @@ impl Rig {
                 high_water: 64 * 1024,
                 pool: Pool::new(16 * 1024, 8),
                 scratch: crate::response::Scratch::default(),
+                conn_token: 0,
+                handler_timeout_ms: 0,
             },
             wire: Wire::default(),
             scratch: Vec::new(),

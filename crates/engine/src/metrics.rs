@@ -50,15 +50,18 @@ pub(crate) enum TimeoutKind {
     Linger = 4,
     /// The request body arrived slower than `Timeouts::body_min_rate_per_s` on average.
     BodyRate = 5,
+    /// An async handler did not answer within `Config::handler_timeout` (a 503).
+    Handler = 6,
 }
 
-const TIMEOUT_NAMES: [&str; 6] = [
+const TIMEOUT_NAMES: [&str; 7] = [
     "header",
     "body",
     "keep_alive",
     "send",
     "linger",
     "body_rate",
+    "handler",
 ];
 
 /// One counter per parse error, indexed by `ParseError::index`, and a last slot, "Other", in
@@ -84,7 +87,7 @@ pub(crate) struct WorkerMetrics {
     pub(crate) batches: Counter,
     /// Naps after a small batch (`Config::coalesce`).
     pub(crate) naps: Counter,
-    pub(crate) timeouts: [Counter; 6],
+    pub(crate) timeouts: [Counter; 7],
     pub(crate) parse_errors: [Counter; PARSE_SLOTS],
     /// TLS handshakes completed, and of those resumed (a ticket or session id).
     pub(crate) tls_handshakes: Counter,
@@ -270,8 +273,8 @@ pub struct MetricsSnapshot {
     pub batches: u64,
     /// Naps a worker took after a small batch (`Config::coalesce`).
     pub naps: u64,
-    /// Timeouts by kind: header, body, keep_alive, send, linger, body_rate.
-    pub timeouts: [u64; 6],
+    /// Timeouts by kind: header, body, keep_alive, send, linger, body_rate, handler.
+    pub timeouts: [u64; 7],
     /// Parse errors by kind (`ParseError`'s `Debug` name), only those seen.
     pub parse_errors: Vec<(String, u64)>,
     /// Per worker: (CPU, accepts, requests).
@@ -488,7 +491,7 @@ mod tests {
         assert_eq!(s.requests, 4);
         assert_eq!(s.responses_by_class, [0, 0, 1, 0, 1, 0]);
         assert_eq!(s.parse_errors, vec![("BareLf".to_owned(), 1)]);
-        assert_eq!(s.timeouts, [0, 0, 0, 1, 0, 0]);
+        assert_eq!(s.timeouts, [0, 0, 0, 1, 0, 0, 0]);
         assert_eq!(s.per_worker, vec![(0, 0, 3), (1, 0, 1)]);
     }
 

@@ -102,6 +102,26 @@ impl<'a> Response<'a> {
         }
     }
 
+    /// A writer for a request no longer at hand (an async handler's answer, written when it
+    /// is ready): what [`Response::new`] reads from the request, given.
+    pub(crate) fn from_parts(
+        out: &'a mut Vec<u8>,
+        scratch: &'a mut Scratch,
+        file: &'a mut Option<FileBody>,
+        head_only: bool,
+        connection: Connection,
+    ) -> Self {
+        Self {
+            out,
+            scratch,
+            file,
+            head_only,
+            connection,
+            status: None,
+            h2: None,
+        }
+    }
+
     /// The status written, if a response has been written.
     pub fn status(&self) -> Option<u16> {
         self.status

@@ -1,7 +1,10 @@
 //! `Router`: handlers by method and exact path, with the answers RFC 9110 asks for when none
 //! matches (405 with `Allow`, 404, `OPTIONS` → 204 with `Allow`).
 
+use crate::reply::Reply;
 use crate::response::Response;
+use crate::rt::Pending;
+use std::future::Future;
 use twelve_http::{Method, Request};
 
 /// Something that answers requests. Implemented for every
@@ -24,9 +27,34 @@ where
     }
 }
 
+/// Something that answers requests later: it reads what it needs from the request at once
+/// and returns a future of the answer, which the worker that took the request polls on its
+/// own loop (`crate::rt`). Implemented for every `Fn(&Request, &[u8]) -> impl Future<Output =
+/// Reply> + 'static`, `Send + Sync + 'static`; the future need not be `Send`.
+pub trait AsyncHandler: Send + Sync + 'static {
+    /// Starts answering one request.
+    fn call(&self, req: &Request<'_, '_>, body: &[u8]) -> Pending;
+}
+
+impl<F, Fut> AsyncHandler for F
+where
+    F: Fn(&Request<'_, '_>, &[u8]) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Reply> + 'static,
+{
+    fn call(&self, req: &Request<'_, '_>, body: &[u8]) -> Pending {
+        Box::pin(self(req, body))
+    }
+}
+
+/// A route's handler for one method: one that answers at once, or later.
+enum Kind {
+    Now(Box<dyn Handler>),
+    Later(Box<dyn AsyncHandler>),
+}
+
 struct Route {
     path: String,
-    handlers: Vec<(Method, Box<dyn Handler>)>,
+    handlers: Vec<(Method, Kind)>,
     /// The index in `handlers` that answers each method (by [`slot_of`]), HEAD pointing at
     /// GET's when the route has no HEAD handler of its own: one load per request instead of
     /// two searches of `handlers` (measured: docs/results.md#user-space-per-request).
@@ -122,7 +150,31 @@ impl Router {
     }
 
     /// [`Router::route`] for any [`Handler`].
-    pub fn route_with(mut self, method: Method, path: &str, handler: impl Handler) -> Self {
+    pub fn route_with(self, method: Method, path: &str, handler: impl Handler) -> Self {
+        self.add(method, path, Kind::Now(Box::new(handler)))
+    }
+
+    /// Adds an async handler for `method` on exactly `path`: `handler` reads the request and
+    /// returns a future of its [`Reply`], e.g.
+    /// `|req, _body| { let id = ..; async move { Reply::json(..) } }`.
+    pub fn route_async<F, Fut>(self, method: Method, path: &str, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8]) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Reply> + 'static,
+    {
+        self.add(method, path, Kind::Later(Box::new(handler)))
+    }
+
+    /// Adds an async `GET` (and `HEAD`) route ([`Router::route_async`]).
+    pub fn get_async<F, Fut>(self, path: &str, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8]) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Reply> + 'static,
+    {
+        self.route_async(Method::Get, path, handler)
+    }
+
+    fn add(mut self, method: Method, path: &str, handler: Kind) -> Self {
         let i = match self.routes.iter().position(|r| r.path == path) {
             Some(i) => i,
             None => {
@@ -137,7 +189,7 @@ impl Router {
         };
         let route = &mut self.routes[i];
         route.handlers.retain(|(m, _)| *m != method);
-        route.handlers.push((method, Box::new(handler)));
+        route.handlers.push((method, handler));
         route.index();
         self.allow_any = allow_list(
             self.routes
@@ -182,8 +234,14 @@ impl Router {
         self.fallback.is_some()
     }
 
-    /// Answers `req` through `res`.
-    pub(crate) fn dispatch(&self, req: &Request<'_, '_>, body: &[u8], res: &mut Response<'_>) {
+    /// Answers `req` through `res`, or returns the future of the answer of an async handler
+    /// (then `res` is left unwritten).
+    pub(crate) fn dispatch(
+        &self,
+        req: &Request<'_, '_>,
+        body: &[u8],
+        res: &mut Response<'_>,
+    ) -> Option<Pending> {
         if req.method == Method::Options && req.path_bytes() == b"*" {
             // RFC 9110 §9.3.7: OPTIONS * asks about the server in general.
             let allow = if self.allow_any.is_empty() {
@@ -191,36 +249,45 @@ impl Router {
             } else {
                 &self.allow_any
             };
-            return res.send_empty(204, &[("Allow", allow.as_bytes())]);
+            res.send_empty(204, &[("Allow", allow.as_bytes())]);
+            return None;
         }
         if req.method == Method::Connect {
             // No tunnels here (RFC 9110 §9.3.6); what follows CONNECT would be tunnel bytes,
             // so the connection cannot be reused either.
             res.close();
-            return res.send(
+            res.send(
                 501,
                 "text/plain; charset=utf-8",
                 &[],
                 b"501 Not Implemented\n",
             );
+            return None;
         }
         let Some(route) = self
             .routes
             .iter()
             .find(|r| same_path(&r.path, req.path_bytes()))
         else {
-            return match &self.fallback {
+            match &self.fallback {
                 Some(h) => h.handle(req, body, res),
                 None => not_found(res),
-            };
+            }
+            return None;
         };
         let handler =
             route.by_method[slot_of(req.method)].and_then(|i| route.handlers.get(usize::from(i)));
-        if let Some((_, h)) = handler {
-            return h.handle(req, body, res);
+        match handler {
+            Some((_, Kind::Now(h))) => {
+                h.handle(req, body, res);
+                return None;
+            }
+            Some((_, Kind::Later(h))) => return Some(h.call(req, body)),
+            None => {}
         }
         if req.method == Method::Options {
-            return res.send_empty(204, &[("Allow", route.allow.as_bytes())]);
+            res.send_empty(204, &[("Allow", route.allow.as_bytes())]);
+            return None;
         }
         // RFC 9110 §15.5.6: a 405 MUST carry Allow.
         res.send(
@@ -229,6 +296,7 @@ impl Router {
             &[("Allow", route.allow.as_bytes())],
             b"405 Method Not Allowed\n",
         );
+        None
     }
 }
 
@@ -286,7 +354,7 @@ mod tests {
         let (mut out, mut file) = (Vec::new(), None);
         let mut scratch = crate::response::Scratch::default();
         let mut res = Response::new(&mut out, &mut scratch, &mut file, &req, false);
-        router.dispatch(&req, b"", &mut res);
+        assert!(router.dispatch(&req, b"", &mut res).is_none());
         String::from_utf8(out).unwrap()
     }
 

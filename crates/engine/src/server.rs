@@ -323,6 +323,9 @@ impl Shared<'_> {
                     extra_line: generation_line(config),
                     ..Scratch::default()
                 },
+                conn_token: 0,
+                handler_timeout_ms: u64::try_from(config.handler_timeout.as_millis())
+                    .unwrap_or(u64::MAX),
             },
             max_conns: config.max_conns_per_worker.max(1),
             drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis()).unwrap_or(u64::MAX),

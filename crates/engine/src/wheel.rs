@@ -59,6 +59,28 @@ impl Wheel {
         Some((self.next_tick * self.tick_ms).saturating_sub(now_ms))
     }
 
+    /// The deadline of the first entry in tick order (possibly stale): the earliest within one
+    /// lap from the next tick, else the earliest of all; `None` when empty. Walks the slots, so
+    /// it is for a caller that keeps the answer until the next expiry.
+    pub(crate) fn next_at_ms(&self) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let lap_end = (self.next_tick + SLOTS as u64) * self.tick_ms;
+        for tick in self.next_tick..self.next_tick + SLOTS as u64 {
+            let slot = &self.slots[(tick % SLOTS as u64) as usize];
+            let first = slot
+                .iter()
+                .map(|e| e.at_ms)
+                .filter(|&at| at < lap_end)
+                .min();
+            if first.is_some() {
+                return first;
+            }
+        }
+        self.slots.iter().flatten().map(|e| e.at_ms).min()
+    }
+
     /// Moves every entry due by `now_ms` into `due` (entries of later laps stay).
     pub(crate) fn expire(&mut self, now_ms: u64, due: &mut Vec<Entry>) {
         let now_tick = now_ms / self.tick_ms;
@@ -134,6 +156,20 @@ mod tests {
         assert_eq!(w.timeout_ms(1_010), Some(0));
         expire(&mut w, 1_010);
         assert_eq!(w.timeout_ms(1_010), Some(40));
+    }
+
+    #[test]
+    fn next_at_is_the_first_deadline_in_tick_order() {
+        let mut w = Wheel::new(0, 1);
+        assert_eq!(w.next_at_ms(), None);
+        w.insert(1, 40);
+        w.insert(2, 15);
+        w.insert(3, 15 + SLOTS as u64 * 3);
+        assert_eq!(w.next_at_ms(), Some(15));
+        assert_eq!(expire(&mut w, 15), vec![2]);
+        assert_eq!(w.next_at_ms(), Some(40));
+        assert_eq!(expire(&mut w, 40), vec![1]);
+        assert_eq!(w.next_at_ms(), Some(15 + SLOTS as u64 * 3), "a later lap");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 use super::deadlines::{self, Timers};
 use super::drive::{self, Drive, Want};
+use super::later::{self, Later};
 use super::slab::Slab;
 use super::tls::{self, TlsIo};
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
@@ -32,6 +33,8 @@ use twelve_tls::Session;
 
 /// Token of the wake-up eventfd.
 const WAKE: u64 = u64::MAX;
+/// Token of the async runtime's epoll set (`crate::rt`): below every listener's.
+const RT_IO: u64 = u64::MAX - (1 << 20);
 /// Tokens of listeners: `LISTENER_BASE - i`.
 const LISTENER_BASE: u64 = u64::MAX - 1;
 /// Events taken per `epoll_wait`.
@@ -96,6 +99,8 @@ struct Worker {
     /// The server's counters, held apart from `setup.ctx` (which a drive borrows mutably) so
     /// the TLS layer can count handshakes as they complete.
     all_metrics: Arc<ServerMetrics>,
+    /// The async handlers' runtime.
+    later: Option<Later>,
 }
 
 /// Runs a worker until it has drained after a stop request. The caller pinned the thread.
@@ -106,6 +111,16 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
     };
     ready(Ok(()));
     let clock = Clock::start();
+    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms());
+    // Level-triggered: the loop empties the set's ready list each time it is reported.
+    if let Err(e) = epoll::add(
+        &epoll,
+        later.rt.io_fd(),
+        EventData::new_u64(RT_IO),
+        EventFlags::IN,
+    ) {
+        return setup.wait_failed("epoll_ctl (async runtime)", &e);
+    }
     // TLS connections run their drives one by one: a batch lends `Conn`'s plaintext buffers
     // straight to the kernel, with no TLS layer between. A worker with plain listeners too
     // batches their connections still.
@@ -128,6 +143,7 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         op_drives: Vec::new(),
         drives: Vec::new(),
         tls_scratch: Vec::new(),
+        later: Some(later),
     };
     w.run();
 }
@@ -164,10 +180,12 @@ impl Worker {
                 self.close_all();
                 return;
             }
-            let timeout = self
-                .gate
-                .timeout_ms(self.timers.timeout_ms(now), now)
-                .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX));
+            let timeout = self.gate.timeout_ms(self.timers.timeout_ms(now), now);
+            let timeout = match &self.later {
+                Some(l) => l.timeout_ms(timeout, now),
+                None => timeout,
+            }
+            .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX));
             match twelve_sys::epoll::wait(self.epoll.as_fd(), &mut events, timeout) {
                 Ok(_) => {}
                 // A profiler or strace attaching interrupts the wait: just wait again.
@@ -175,10 +193,13 @@ impl Worker {
                 Err(e) => return self.setup.wait_failed("epoll_wait", &e),
             }
             now = self.clock.woke();
+            let mut rt_io = false;
             for (bits, token) in events.iter() {
                 let flags = EventFlags::from_bits_retain(bits);
                 if token == WAKE {
                     self.on_wake(now);
+                } else if token == RT_IO {
+                    rt_io = true;
                 } else if token > LISTENER_BASE - self.setup.listeners.len() as u64 {
                     self.accept((LISTENER_BASE - token) as usize, now);
                 } else if flags.contains(EventFlags::ERR) {
@@ -192,6 +213,10 @@ impl Worker {
             }
             let ready = self.ready.len();
             self.drive_ready(now);
+            if let Some(mut l) = self.later.take() {
+                later::run(self, &mut l, now, rt_io);
+                self.later = Some(l);
+            }
             deadlines::expire(self, now);
             if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
                 self.accept_all(now);
@@ -287,6 +312,7 @@ impl Worker {
             };
             live.conn.restore_read(op.buf);
             let ctx = &mut self.setup.ctx;
+            ctx.conn_token = token;
             drive.received(&mut live.conn, op.result, space, now, ctx);
             if drive.failed() {
                 self.metrics().resets.inc();
@@ -348,6 +374,7 @@ impl Worker {
         };
         let drive = drive.unwrap_or_else(|readable| Drive::start(&live.conn, readable));
         let ctx = &mut self.setup.ctx;
+        ctx.conn_token = token;
         let socket = Socket(live.fd.as_fd());
         let (verdict, tls_failed) = match live.tls.as_deref_mut() {
             None => (

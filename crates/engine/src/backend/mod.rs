@@ -14,7 +14,8 @@
 mod deadlines;
 pub(crate) mod drive;
 pub(crate) mod epoll;
-mod slab;
+mod later;
+pub(crate) mod slab;
 pub(crate) mod tls;
 pub(crate) mod uring;
 pub(crate) mod worker;

@@ -29,6 +29,7 @@
 
 use super::deadlines::{self, Timers};
 use super::drive::{Drive, Sent, Want, after_send};
+use super::later::{self, Later};
 use super::slab::Slab;
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Io, Socket, Verdict};
@@ -45,6 +46,8 @@ mod tls;
 
 /// Tag of the wake-up eventfd's poll.
 const WAKE: u64 = u64::MAX;
+/// Tag of the poll of the async runtime's epoll set (`crate::rt`): below every listener's.
+const RT_IO: u64 = u64::MAX - (1 << 20);
 /// Tags of listeners' accepts: `LISTENER_BASE - i`. Connection tags keep bit 63 clear
 /// (the slab's generations are 31 bits for this).
 const LISTENER_BASE: u64 = u64::MAX - 1;
@@ -129,6 +132,9 @@ struct Worker {
     /// The server's counters, held apart from `setup.ctx` (which a drive borrows mutably) so
     /// the TLS layer can count handshakes as they complete.
     all_metrics: Arc<ServerMetrics>,
+    /// The async handlers' runtime, and whether its sockets were reported ready this turn.
+    later: Option<Later>,
+    rt_io: bool,
 }
 
 /// The ring a worker runs on, created on the worker's thread.
@@ -142,7 +148,10 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
     ready(Ok(()));
     let clock = Clock::start();
     let all_metrics = Arc::clone(&setup.ctx.all_metrics);
+    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms());
     let mut w = Worker {
+        later: Some(later),
+        rt_io: false,
         ring,
         all_metrics,
         tls_scratch: Vec::new(),
@@ -157,6 +166,7 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
     };
     w.arm_accepts();
     w.ring.poll(w.setup.wake.as_fd(), libc_pollin(), true, WAKE);
+    w.arm_rt_io();
     w.run();
     // Close what is left: dropping the ring cancels and reaps every operation first.
     for token in w.slab.tokens() {
@@ -183,10 +193,12 @@ impl Worker {
             if self.gate.drained(self.slab.len(), now) {
                 return;
             }
-            let timeout = self
-                .gate
-                .timeout_ms(self.timers.timeout_ms(now), now)
-                .map(Duration::from_millis);
+            let timeout = self.gate.timeout_ms(self.timers.timeout_ms(now), now);
+            let timeout = match &self.later {
+                Some(l) => l.timeout_ms(timeout, now),
+                None => timeout,
+            }
+            .map(Duration::from_millis);
             if let Err(e) = self.ring.submit_and_wait(timeout) {
                 return self.setup.wait_failed("io_uring_enter", &e);
             }
@@ -197,6 +209,11 @@ impl Worker {
                 self.on_completion(c, now);
             }
             self.completions = completions;
+            if let Some(mut l) = self.later.take() {
+                let io = std::mem::take(&mut self.rt_io);
+                later::run(self, &mut l, now, io);
+                self.later = Some(l);
+            }
             let mut touched = std::mem::take(&mut self.touched);
             let ready = touched.len();
             for token in touched.drain(..) {
@@ -219,6 +236,14 @@ impl Worker {
                 return self.setup.wait_failed("io_uring_enter", &e);
             }
             self.setup.end_turn(ready, self.gate.draining());
+        }
+    }
+
+    /// A multishot poll of the runtime's epoll set (readable while one of its sockets is
+    /// ready; the runtime's turn empties it).
+    fn arm_rt_io(&mut self) {
+        if let Some(l) = &self.later {
+            self.ring.poll(l.rt.io_fd(), libc_pollin(), true, RT_IO);
         }
     }
 
@@ -254,6 +279,13 @@ impl Worker {
             if !c.more && !self.gate.draining() {
                 self.ring
                     .poll(self.setup.wake.as_fd(), libc_pollin(), true, WAKE);
+            }
+            return;
+        }
+        if c.tag == RT_IO {
+            self.rt_io = true;
+            if !c.more {
+                self.arm_rt_io();
             }
             return;
         }
@@ -297,6 +329,7 @@ impl Worker {
     fn on_conn_completion(&mut self, c: Completion, now: u64) {
         let token = c.tag;
         let ctx = &mut self.setup.ctx;
+        ctx.conn_token = token;
         let Some(live) = self.slab.get(token) else {
             // Cannot happen (a slot stays until its last completion); keep the buffer pool.
             if let Outcome::Recv(Ok(Some(buf))) = c.outcome {
@@ -388,6 +421,7 @@ impl Worker {
         }
         if !live.sending {
             let ctx = &mut self.setup.ctx;
+            ctx.conn_token = token;
             let verdict = match live.tls {
                 None => run_plain(live, &mut self.ring, ctx, token, now),
                 Some(_) => {

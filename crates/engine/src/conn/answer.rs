@@ -2,9 +2,10 @@
 //! small header array, the retry with room for every allowed header, chunked bodies, and the
 //! handler call ([`dispatch`]) that appends each response to the output buffer.
 
-use super::{Conn, Ctx, Extra, Phase};
+use super::{Conn, Ctx, Extra, Phase, deferred};
 use crate::metrics::BatchCounts;
 use crate::response::{FileBody, Response, may_continue};
+use crate::rt::Pending;
 use std::sync::Arc;
 use twelve_http::{
     BodyFraming, ChunkedDecoder, Header, ParseError, Request, Status, decode_whole,
@@ -48,6 +49,9 @@ impl Conn {
             let step = match parsed {
                 Parsed::Answered(_) | Parsed::Wait => break,
                 Parsed::MoreHeaders => self.step_many(pos, now_ms, ctx),
+                // A chunked body behind answers still to come waits for them (its decoding
+                // state and their slots share the connection's one box).
+                Parsed::Chunked { .. } if self.waiting() => break,
                 Parsed::Chunked { head_len, expect } => {
                     self.step_chunked(pos, head_len, expect, now_ms, ctx)
                 }
@@ -75,7 +79,11 @@ impl Conn {
 
     /// Whether the request at `pos` of a `len`-byte read buffer may be answered now.
     fn may_answer(&self, pos: usize, len: usize, ctx: &Ctx) -> bool {
-        !self.closing && self.file.is_none() && pos < len && self.pending() <= ctx.high_water
+        !self.closing
+            && self.file.is_none()
+            && pos < len
+            && self.pending() <= ctx.high_water
+            && deferred::room(&self.extra, ctx.high_water)
     }
 
     /// A request was answered: the next one's head starts now.
@@ -132,6 +140,7 @@ impl Conn {
             Parsed::Answered(used) => Step::Answered(used),
             Parsed::Wait => Step::Wait,
             Parsed::MoreHeaders => self.reject(ParseError::TooManyHeaders, ctx),
+            Parsed::Chunked { .. } if self.waiting() => Step::Wait,
             Parsed::Chunked { head_len, expect } => {
                 self.step_chunked(pos, head_len, expect, now_ms, ctx)
             }
@@ -170,8 +179,7 @@ impl Conn {
             Ok(Status::Partial) => Parsed::Wait,
             Ok(Status::Complete(req)) => match req.framing {
                 BodyFraming::None => {
-                    dispatch(req, b"", &mut self.write, &mut self.file, ctx, counts)
-                        .apply(&mut self.closing, &mut self.linger);
+                    self.run_handler(req, b"", now_ms, ctx, counts);
                     Parsed::Answered(req.head_len)
                 }
                 BodyFraming::Length(n) => {
@@ -181,8 +189,7 @@ impl Conn {
                         .saturating_add(usize::try_from(n).unwrap_or(usize::MAX));
                     if buf.len() >= end {
                         let body = &buf[req.head_len..end];
-                        dispatch(req, body, &mut self.write, &mut self.file, ctx, counts)
-                            .apply(&mut self.closing, &mut self.linger);
+                        self.run_handler(req, body, now_ms, ctx, counts);
                         return Parsed::Answered(end);
                     }
                     self.expect_body(buf.len() == req.head_len && may_continue(req), now_ms);
@@ -201,8 +208,7 @@ impl Conn {
                         decode_whole(&buf[req.head_len..], limits, &mut body)
                     };
                     let answered = whole.map(|used| {
-                        dispatch(req, &body, &mut self.write, &mut self.file, ctx, counts)
-                            .apply(&mut self.closing, &mut self.linger);
+                        self.run_handler(req, &body, now_ms, ctx, counts);
                         Parsed::Answered(req.head_len + used)
                     });
                     // Kept for the next body unless one large body grew it.
@@ -294,16 +300,52 @@ impl Conn {
         };
         let metrics = Arc::clone(&ctx.all_metrics);
         let mut counts = BatchCounts::new(metrics.worker(ctx.me));
-        dispatch(
+        let (closing, later) = dispatch(
             &req,
             &state.body,
             &mut self.write,
             &mut self.file,
             ctx,
             &mut counts,
-        )
-        .apply(&mut self.closing, &mut self.linger);
+        );
+        closing.apply(&mut self.closing, &mut self.linger);
+        if let Some(pending) = later {
+            let (close, linger) = deferred::wait(&mut self.extra, pending, &req, now_ms, ctx);
+            self.closing |= close;
+            self.linger |= linger;
+        }
         Step::Answered(head_len)
+    }
+
+    /// Runs the handler of `req` (the read buffer taken out of `self`, as in
+    /// [`Conn::parse_answer`]): its response goes to the output buffer or, behind an answer
+    /// still to come, to that answer's slot; an async handler's future gets a slot of its own.
+    #[inline(always)]
+    fn run_handler(
+        &mut self,
+        req: &Request<'_, '_>,
+        body: &[u8],
+        now_ms: u64,
+        ctx: &mut Ctx,
+        counts: &mut BatchCounts<'_>,
+    ) {
+        let (out, file) = deferred::sink(
+            &mut self.write,
+            &mut self.file,
+            &mut self.extra,
+            &mut ctx.pool,
+        );
+        let (closing, later) = dispatch(req, body, out, file, ctx, counts);
+        closing.apply(&mut self.closing, &mut self.linger);
+        if let Some(pending) = later {
+            let (close, linger) = deferred::wait(&mut self.extra, pending, req, now_ms, ctx);
+            self.closing |= close;
+            self.linger |= linger;
+            // Nothing was written: a waiting request holds no output buffer.
+            if self.write.is_empty() && self.write.capacity() > 0 {
+                ctx.pool.give(std::mem::take(&mut self.write));
+            }
+        }
     }
 
     /// Answers a request the codec rejected: its status, `Connection: close`, then close.
@@ -360,7 +402,8 @@ impl Closing {
 }
 
 /// Runs the handler for one request and appends its response. Returns whether and why the
-/// response closes the connection.
+/// response closes the connection, and an async handler's future (then nothing is written:
+/// the caller gives it a slot, `deferred::wait`).
 fn dispatch(
     req: &Request<'_, '_>,
     body: &[u8],
@@ -368,15 +411,19 @@ fn dispatch(
     file: &mut Option<FileBody>,
     ctx: &mut Ctx,
     counts: &mut BatchCounts<'_>,
-) -> Closing {
+) -> (Closing, Option<Pending>) {
     counts.request();
     let mut res = Response::new(write, &mut ctx.scratch, file, req, ctx.draining);
     // A panicking handler costs its request (500, then close), not the worker and every
     // connection it holds. Free when nothing panics; moot under `panic = "abort"`.
     let router = &ctx.router;
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let later = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         router.dispatch(req, body, &mut res)
-    }));
+    }))
+    .unwrap_or(None);
+    if later.is_some() {
+        return (Closing::No, later);
+    }
     if res.status().is_none() {
         res.close();
         res.send(
@@ -389,9 +436,10 @@ fn dispatch(
     let status = res.status().unwrap_or(500);
     let close = res.will_close();
     counts.response(status);
-    match (close, req.keep_alive) {
+    let closing = match (close, req.keep_alive) {
         (false, _) => Closing::No,
         (true, false) => Closing::Asked,
         (true, true) => Closing::Server,
-    }
+    };
+    (closing, None)
 }

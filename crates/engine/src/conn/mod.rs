@@ -12,6 +12,7 @@
 //! (`Linger`: read and discard until EOF or the linger timeout, RFC 9112 §9.6), then closes.
 
 mod answer;
+mod deferred;
 mod h2;
 
 pub(crate) use h2::fault_index as h2_fault_index;
@@ -105,6 +106,9 @@ enum Extra {
     AlpnH2,
     /// The connection speaks HTTP/2.
     H2(h2::H2),
+    /// HTTP/1.1 answers still to come from async handlers (`deferred`). A chunked body that
+    /// arrives behind them waits in the read buffer until they are sent.
+    Deferred(deferred::Deferred),
 }
 
 impl Conn {
@@ -170,7 +174,7 @@ impl Conn {
 
     /// Idle with nothing to send: may be closed at once when the server drains.
     pub(crate) fn is_idle(&self) -> bool {
-        self.phase == Phase::Idle && !self.has_output()
+        self.phase == Phase::Idle && !self.has_output() && !self.waiting()
     }
 
     /// Nothing for a drive past its reading to do but wait: idle, no bytes held, nothing to
@@ -182,6 +186,7 @@ impl Conn {
             && !self.has_output()
             && !self.closing
             && !self.unread
+            && !self.waiting()
     }
 
     fn has_output(&self) -> bool {
@@ -385,6 +390,9 @@ impl Conn {
             self.process_h2(now_ms, ctx);
             return self.has_output();
         }
+        if !self.has_output() && self.waiting_or_done() && self.flush_ready(now_ms, ctx) {
+            return true;
+        }
         if self.has_output() || self.closing || self.read.is_empty() || self.awaiting_preface() {
             return false;
         }
@@ -405,6 +413,11 @@ impl Conn {
         match self.phase {
             Phase::Closed => Next::Close,
             Phase::Linger => Next::Wait,
+            // The client is gone (EOF) while answers are still to come: close, which drops
+            // their futures, as a proxy drops the upstream request of a client that left.
+            _ if self.waiting() && self.eof => Next::Close,
+            // Otherwise they hold the connection open, whoever asked to close it.
+            _ if self.waiting() => Next::Wait,
             _ if self.closing && self.eof => Next::Close,
             // (A close during a body is always a rejection or a timeout, which set `linger`.)
             _ if self.closing && !self.linger && !self.unread => Next::Close,
@@ -444,6 +457,10 @@ impl Conn {
         }
         if self.has_output() || self.h2_blocked() {
             return Some(self.send_deadline(t));
+        }
+        if self.waiting() {
+            // The handlers' deadlines bound the wait (`Config::handler_timeout`).
+            return None;
         }
         let (d, kind) = match self.phase {
             // A connection that never sent a request gets no more time than a request head
@@ -511,6 +528,7 @@ impl Conn {
 
     /// Gives the buffers back to the pool (the connection is being closed).
     pub(crate) fn release(&mut self, ctx: &mut Ctx) {
+        self.cancel_waiting(ctx);
         ctx.pool.give(std::mem::take(&mut self.read));
         ctx.pool.give(std::mem::take(&mut self.write));
     }

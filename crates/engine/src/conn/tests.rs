@@ -29,6 +29,8 @@ pub(crate) fn ctx_with(limits: Limits, router: Router) -> Ctx {
         high_water: 64 * 1024,
         pool: Pool::new(16 * 1024, 64),
         scratch: crate::response::Scratch::default(),
+        conn_token: 0,
+        handler_timeout_ms: 0,
     }
 }
 

@@ -1,0 +1,228 @@
+//! Sockets on the worker's loop: [`Stream`], a nonblocking TCP or Unix stream registered
+//! (edge-triggered) in the runtime's epoll set, which the worker's own loop watches (epoll:
+//! as one more fd of its set; io_uring: with a multishot poll). Readiness wakes the task that
+//! found the socket empty (or full); the task then makes its `recv` or `send` itself.
+
+use super::{Runtime, current};
+use crate::backend::slab::Slab;
+use rustix::event::epoll::{self, EventData, EventFlags};
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
+use std::future::poll_fn;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+use std::task::{Context, Poll, Waker};
+
+/// Readiness of one registered socket.
+#[derive(Default)]
+struct Reg {
+    readable: bool,
+    writable: bool,
+    reader: Option<Waker>,
+    writer: Option<Waker>,
+}
+
+/// The registered sockets, by key (the epoll data of each).
+#[derive(Default)]
+pub(crate) struct Reactor {
+    regs: Slab<Reg>,
+}
+
+/// Takes the runtime's socket events, waiting up to `timeout_ms` for one, and wakes the
+/// tasks that wait on them.
+pub(crate) fn poll(rt: &Runtime, timeout_ms: u64) {
+    let mut events = twelve_sys::epoll::Events::with_capacity(256);
+    let timeout = i32::try_from(timeout_ms).unwrap_or(i32::MAX);
+    if twelve_sys::epoll::wait(rt.epoll.as_fd(), &mut events, timeout).is_err() {
+        return;
+    }
+    let mut wake = Vec::new();
+    {
+        let mut io = rt.io.borrow_mut();
+        for (bits, key) in events.iter() {
+            let flags = EventFlags::from_bits_retain(bits);
+            let Some(reg) = io.regs.get(key) else {
+                continue;
+            };
+            let hup = flags.intersects(EventFlags::ERR | EventFlags::HUP);
+            if hup || flags.intersects(EventFlags::IN | EventFlags::RDHUP) {
+                reg.readable = true;
+                wake.extend(reg.reader.take());
+            }
+            if hup || flags.contains(EventFlags::OUT) {
+                reg.writable = true;
+                wake.extend(reg.writer.take());
+            }
+        }
+    }
+    for w in wake {
+        w.wake();
+    }
+}
+
+/// A nonblocking TCP or Unix stream socket on the worker's loop. Reads and writes are plain
+/// `recv`/`send` calls; a would-block parks the task until the socket's next edge. Usable by
+/// any protocol code through [`Stream::poll_read`] and [`Stream::poll_write`] (the shape of
+/// `futures::io`'s traits), or `.await`ed through [`Stream::read`] and [`Stream::write_all`].
+/// Dropping it closes the socket. It belongs to the thread that made it.
+#[derive(Debug)]
+pub struct Stream {
+    fd: OwnedFd,
+    key: u64,
+}
+
+impl Stream {
+    /// Connects to a TCP address (with `TCP_NODELAY`).
+    pub async fn connect_tcp(addr: SocketAddr) -> std::io::Result<Stream> {
+        let family = match addr {
+            SocketAddr::V4(_) => AddressFamily::INET,
+            SocketAddr::V6(_) => AddressFamily::INET6,
+        };
+        let fd = socket(family)?;
+        rustix::net::sockopt::set_tcp_nodelay(&fd, true)?;
+        let started = rustix::net::connect(&fd, &addr);
+        Self::finish_connect(fd, started).await
+    }
+
+    /// Connects to a Unix stream socket at `path`.
+    pub async fn connect_unix(path: &Path) -> std::io::Result<Stream> {
+        let fd = socket(AddressFamily::UNIX)?;
+        let addr = rustix::net::SocketAddrUnix::new(path)?;
+        let started = rustix::net::connect(&fd, &addr);
+        Self::finish_connect(fd, started).await
+    }
+
+    async fn finish_connect(fd: OwnedFd, started: Result<(), Errno>) -> std::io::Result<Stream> {
+        match started {
+            Ok(()) | Err(Errno::INPROGRESS | Errno::AGAIN) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let stream = Stream::register(fd)?;
+        // Writable once the connect is over, either way; SO_ERROR says which.
+        poll_fn(|cx| stream.ready(cx, false)).await;
+        match rustix::net::sockopt::socket_error(&stream.fd)? {
+            Ok(()) => Ok(stream),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn register(fd: OwnedFd) -> std::io::Result<Stream> {
+        let rt = current();
+        let key = rt.io.borrow_mut().regs.insert(Reg {
+            readable: true,
+            ..Reg::default()
+        });
+        let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
+        if let Err(e) = epoll::add(&rt.epoll, &fd, EventData::new_u64(key), flags) {
+            rt.io.borrow_mut().regs.remove(key);
+            return Err(e.into());
+        }
+        Ok(Stream { fd, key })
+    }
+
+    /// Ready once the socket was reported readable (`read`) or writable since the flag was
+    /// last cleared; parks the task otherwise.
+    fn ready(&self, cx: &mut Context<'_>, read: bool) -> Poll<()> {
+        let rt = current();
+        let mut io = rt.io.borrow_mut();
+        let Some(reg) = io.regs.get(self.key) else {
+            return Poll::Ready(());
+        };
+        let (flag, waker) = if read {
+            (&mut reg.readable, &mut reg.reader)
+        } else {
+            (&mut reg.writable, &mut reg.writer)
+        };
+        if *flag {
+            return Poll::Ready(());
+        }
+        *waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    fn clear(&self, read: bool) {
+        if let Some(reg) = current().io.borrow_mut().regs.get(self.key) {
+            if read {
+                reg.readable = false;
+            } else {
+                reg.writable = false;
+            }
+        }
+    }
+
+    /// Reads into the spare capacity of `buf` (which must have some), extending its length;
+    /// `Ready(Ok(0))` at EOF.
+    pub fn poll_read(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut Vec<u8>,
+    ) -> Poll<std::io::Result<usize>> {
+        loop {
+            if self.ready(cx, true).is_pending() {
+                return Poll::Pending;
+            }
+            let spare = rustix::buffer::spare_capacity(buf);
+            match rustix::net::recv(&self.fd, spare, RecvFlags::DONTWAIT) {
+                Ok((n, _)) => return Poll::Ready(Ok(n)),
+                Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) => self.clear(true),
+                Err(e) => return Poll::Ready(Err(e.into())),
+            }
+        }
+    }
+
+    /// Writes some of `bytes`; returns how many went.
+    pub fn poll_write(&self, cx: &mut Context<'_>, bytes: &[u8]) -> Poll<std::io::Result<usize>> {
+        loop {
+            if self.ready(cx, false).is_pending() {
+                return Poll::Pending;
+            }
+            let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
+            match rustix::net::send(&self.fd, bytes, flags) {
+                Ok(n) => return Poll::Ready(Ok(n)),
+                Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) => self.clear(false),
+                Err(e) => return Poll::Ready(Err(e.into())),
+            }
+        }
+    }
+
+    /// Reads into the spare capacity of `buf`, at least 4 KiB of it; `Ok(0)` at EOF.
+    pub async fn read(&self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(8192);
+        }
+        poll_fn(|cx| self.poll_read(cx, buf)).await
+    }
+
+    /// Writes all of `bytes`.
+    pub async fn write_all(&self, mut bytes: &[u8]) -> std::io::Result<()> {
+        while !bytes.is_empty() {
+            let n = poll_fn(|cx| self.poll_write(cx, bytes)).await?;
+            bytes = &bytes[n..];
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // Closing the fd takes it out of the epoll set; the key goes now.
+        if let Some(rt) = super::existing()
+            && let Ok(mut io) = rt.io.try_borrow_mut()
+        {
+            io.regs.remove(self.key);
+        }
+    }
+}
+
+fn socket(family: AddressFamily) -> std::io::Result<OwnedFd> {
+    let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+    Ok(rustix::net::socket_with(
+        family,
+        SocketType::STREAM,
+        flags,
+        None,
+    )?)
+}
