@@ -36,6 +36,12 @@ impl Later {
     }
 }
 
+impl Drop for Later {
+    fn drop(&mut self) {
+        self.rt.clear();
+    }
+}
+
 /// Runs the runtime if it has work (`io`: its sockets were reported ready), then hands every
 /// answer to its connection and runs that connection.
 #[inline]

@@ -67,7 +67,11 @@ pub(crate) fn current() -> Rc<Runtime> {
 
 /// This thread's runtime, if one was created: whoever never spawned has nothing to cancel.
 pub(crate) fn existing() -> Option<Rc<Runtime>> {
-    CURRENT.with(|c| c.borrow().clone())
+    // `try_with`: a future dropped with the thread's runtime, as the thread ends, finds none.
+    CURRENT
+        .try_with(|c| c.try_borrow().ok().and_then(|c| c.clone()))
+        .ok()
+        .flatten()
 }
 
 impl Runtime {
@@ -160,6 +164,14 @@ impl Runtime {
     pub(crate) fn cancel(&self, key: u64) {
         let task = self.tasks.borrow_mut().remove(key);
         drop(task);
+    }
+
+    /// Drops every task (a worker's end): their futures, and what they hold, go while the
+    /// thread can still run their destructors.
+    pub(crate) fn clear(&self) {
+        let tasks = std::mem::take(&mut *self.tasks.borrow_mut());
+        drop(tasks);
+        self.done.borrow_mut().clear();
     }
 
     /// The driver's clock, as of its last turn.

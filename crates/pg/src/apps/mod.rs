@@ -1,0 +1,67 @@
+//! The database apps: TechEmpower's (`techempower`) and HttpArena's (`httparena`), each a
+//! function that adds its routes to a router, over one [`Database`](crate::Database).
+
+pub mod httparena;
+pub mod techempower;
+
+/// HTML escaping of text content (the five characters of OWASP's rule 1, as TechEmpower's
+/// fortunes test requires: `<script>` in a fortune must arrive inert).
+pub(crate) fn escape_html(s: &str, out: &mut Vec<u8>) {
+    for &b in s.as_bytes() {
+        match b {
+            b'<' => out.extend_from_slice(b"&lt;"),
+            b'>' => out.extend_from_slice(b"&gt;"),
+            b'&' => out.extend_from_slice(b"&amp;"),
+            b'"' => out.extend_from_slice(b"&quot;"),
+            b'\'' => out.extend_from_slice(b"&#x27;"),
+            _ => out.push(b),
+        }
+    }
+}
+
+/// A small, fast random number generator per worker thread (xorshift64*): the ids the
+/// benchmarks ask for need no more than uniformity.
+pub(crate) fn random(range: std::ops::RangeInclusive<i32>) -> i32 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            0x9E37_79B9_7F4A_7C15 ^ (std::ptr::from_ref(&0u8) as u64)
+                ^ std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64)
+        );
+    }
+    let x = STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        s.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    });
+    let span = (*range.end() - *range.start()) as u64 + 1;
+    *range.start() + ((x >> 32) % span) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_the_five() {
+        let mut out = Vec::new();
+        escape_html("<script>alert(\"x\" & 'y')</script>", &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "&lt;script&gt;alert(&quot;x&quot; &amp; &#x27;y&#x27;)&lt;/script&gt;"
+        );
+    }
+
+    #[test]
+    fn random_stays_in_range() {
+        for _ in 0..10_000 {
+            let r = random(1..=10_000);
+            assert!((1..=10_000).contains(&r));
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! TechEmpower's database tests (wiki, "Project Information / Framework Tests Overview",
+//! tests 2, 3, 4 and 5), on the `World` (`id`, `randomNumber`: 10,000 rows, both `int4`) and
+//! `Fortune` (`id`, `message`) tables:
+//!
+//! - `GET /db`: one random row of World as `{"id":N,"randomNumber":M}`.
+//! - `GET /queries?queries=N`: N rows (1-500; a missing or bad N is 1, past the range is
+//!   clamped), each its own query, as a JSON array. The N queries are pipelined.
+//! - `GET /fortunes`: every Fortune row plus one added at request time, sorted by message, as
+//!   an HTML table, escaped (`text/html; charset=utf-8`).
+//! - `GET /updates?queries=N`: N rows read one by one, each given a new random number and
+//!   written back (one `UPDATE` each, pipelined), as `/queries` answers.
+//!
+//! A query that fails answers with its status ([`Error::status`]: 503 while the database is
+//! unreachable, 500 when it refused) and a line saying why.
+
+use super::{escape_html, random};
+use crate::{Database, Error, INT4, Param, Pool, Rows, Statement};
+use std::sync::Arc;
+use twelve_engine::{Reply, Request, Router};
+
+/// The tests' statements, prepared on every connection.
+#[derive(Clone, Copy, Debug)]
+pub struct Statements {
+    world: Statement,
+    fortunes: Statement,
+    update: Statement,
+}
+
+/// Adds the tests' statements to `db`.
+pub fn prepare(db: &mut Database) -> Statements {
+    Statements {
+        world: db.statement("SELECT id, randomnumber FROM world WHERE id = $1", &[INT4]),
+        fortunes: db.statement("SELECT id, message FROM fortune", &[]),
+        update: db.statement(
+            "UPDATE world SET randomnumber = $1 WHERE id = $2",
+            &[INT4, INT4],
+        ),
+    }
+}
+
+/// Adds `/db`, `/queries`, `/fortunes` and `/updates` to `router`.
+pub fn add_routes(router: Router, db: &Arc<Database>, s: Statements) -> Router {
+    let (d1, d2, d3, d4) = (db.clone(), db.clone(), db.clone(), db.clone());
+    router
+        .get_async("/db", move |_: &Request<'_, '_>, _: &[u8]| {
+            let pool = Pool::get(&d1);
+            let q = pool.query(s.world, &[Param::Int(random(1..=10_000))]);
+            async move {
+                match q.await {
+                    Ok(rows) => {
+                        let mut out = Vec::with_capacity(40);
+                        world_json(&rows, &mut out);
+                        Reply::json(out)
+                    }
+                    Err(e) => failed(e),
+                }
+            }
+        })
+        .get_async("/queries", move |req: &Request<'_, '_>, _: &[u8]| {
+            let pool = Pool::get(&d2);
+            let queries: Vec<_> = (0..count(req))
+                .map(|_| pool.query(s.world, &[Param::Int(random(1..=10_000))]))
+                .collect();
+            async move {
+                let mut out = Vec::with_capacity(2 + queries.len() * 36);
+                out.push(b'[');
+                for (i, q) in queries.into_iter().enumerate() {
+                    match q.await {
+                        Ok(rows) => {
+                            if i > 0 {
+                                out.push(b',');
+                            }
+                            world_json(&rows, &mut out);
+                        }
+                        Err(e) => return failed(e),
+                    }
+                }
+                out.push(b']');
+                Reply::json(out)
+            }
+        })
+        .get_async("/fortunes", move |_: &Request<'_, '_>, _: &[u8]| {
+            let q = Pool::get(&d3).query(s.fortunes, &[]);
+            async move {
+                match q.await {
+                    Ok(rows) => Reply::new(200, "text/html; charset=utf-8", fortunes_html(&rows)),
+                    Err(e) => failed(e),
+                }
+            }
+        })
+        .get_async("/updates", move |req: &Request<'_, '_>, _: &[u8]| {
+            let pool = Pool::get(&d4);
+            let reads: Vec<_> = (0..count(req))
+                .map(|_| pool.query(s.world, &[Param::Int(random(1..=10_000))]))
+                .collect();
+            async move { updates(pool, s.update, reads).await }
+        })
+}
+
+/// The `queries` parameter: 1-500, anything else that is not a number 1.
+pub fn count(req: &Request<'_, '_>) -> usize {
+    let n = req
+        .query_bytes()
+        .and_then(|q| {
+            q.split(|&b| b == b'&')
+                .find_map(|p| p.strip_prefix(b"queries="))
+        })
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(1);
+    n.clamp(1, 500) as usize
+}
+
+async fn updates(pool: std::rc::Rc<Pool>, update: Statement, reads: Vec<crate::Query>) -> Reply {
+    let mut worlds = Vec::with_capacity(reads.len());
+    for q in reads {
+        match q.await {
+            Ok(rows) => match rows.get(0).and_then(|r| Some((r.int(0)?, r.int(1)?))) {
+                Some((id, old)) => {
+                    // A new number: the test checks that rows changed.
+                    let mut n = random(1..=10_000);
+                    if n == old {
+                        n = n % 10_000 + 1;
+                    }
+                    worlds.push((id, n));
+                }
+                None => return failed(Error::Protocol),
+            },
+            Err(e) => return failed(e),
+        }
+    }
+    let writes: Vec<_> = worlds
+        .iter()
+        .map(|&(id, n)| pool.query(update, &[Param::Int(n), Param::Int(id)]))
+        .collect();
+    for w in writes {
+        if let Err(e) = w.await {
+            return failed(e);
+        }
+    }
+    let mut out = Vec::with_capacity(2 + worlds.len() * 36);
+    out.push(b'[');
+    for (i, &(id, n)) in worlds.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_world(id, n, &mut out);
+    }
+    out.push(b']');
+    Reply::json(out)
+}
+
+fn failed(e: Error) -> Reply {
+    Reply::text(e.status(), format!("{e}\n"))
+}
+
+fn world_json(rows: &Rows, out: &mut Vec<u8>) {
+    let row = rows.get(0);
+    let (id, n) = row
+        .and_then(|r| Some((r.int(0)?, r.int(1)?)))
+        .unwrap_or((0, 0));
+    push_world(id, n, out);
+}
+
+fn push_world(id: i32, n: i32, out: &mut Vec<u8>) {
+    let mut b = itoa::Buffer::new();
+    out.extend_from_slice(b"{\"id\":");
+    out.extend_from_slice(b.format(id).as_bytes());
+    out.extend_from_slice(b",\"randomNumber\":");
+    out.extend_from_slice(b.format(n).as_bytes());
+    out.push(b'}');
+}
+
+/// The message TechEmpower (and HttpArena) add at request time.
+pub const ADDED_FORTUNE: &str = "Additional fortune added at request time.";
+
+/// The fortunes page: the rows plus [`ADDED_FORTUNE`] (id 0), sorted by message (byte
+/// order), each cell escaped.
+pub fn fortunes_html(rows: &Rows) -> Vec<u8> {
+    let mut list: Vec<(i32, &str)> = rows
+        .iter()
+        .filter_map(|r| Some((r.int(0)?, r.text(1)?)))
+        .collect();
+    list.push((0, ADDED_FORTUNE));
+    list.sort_unstable_by(|a, b| a.1.as_bytes().cmp(b.1.as_bytes()));
+    let mut out = Vec::with_capacity(256 + list.len() * 80);
+    out.extend_from_slice(
+        b"<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>",
+    );
+    let mut b = itoa::Buffer::new();
+    for (id, message) in list {
+        out.extend_from_slice(b"<tr><td>");
+        out.extend_from_slice(b.format(id).as_bytes());
+        out.extend_from_slice(b"</td><td>");
+        escape_html(message, &mut out);
+        out.extend_from_slice(b"</td></tr>");
+    }
+    out.extend_from_slice(b"</table></body></html>");
+    out
+}

@@ -1,0 +1,207 @@
+//! A worker's connections to one database and the query API: [`Database`] says where and
+//! which statements (shared by every worker), [`Pool`] is a worker's own connections to it
+//! (made on the worker's first query, each driven by a task of its runtime), and
+//! [`Pool::query`] queues a query at once on the next connection that is up, so that queries
+//! made one after another before any `.await` are in flight together (pipelined).
+
+use crate::conn::{self, Shared, Slot, statement_name};
+use crate::error::{Error, count_error};
+use crate::rows::Rows;
+use crate::url::{Target, UrlError};
+use bytes::BufMut;
+use postgres_protocol::IsNull;
+use postgres_protocol::message::frontend;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+/// PostgreSQL's type OID of `int4`, for statements' parameters.
+pub const INT4: u32 = 23;
+/// `text`.
+pub const TEXT: u32 = 25;
+
+/// A database and the statements every connection to it prepares. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Database {
+    pub(crate) target: Target,
+    /// SQL and parameter types, by index ([`Database::statement`]).
+    pub(crate) statements: Vec<(String, Vec<u32>)>,
+    /// Connections per worker.
+    pub(crate) conns: usize,
+    /// Tells databases apart in a worker's thread-local pools.
+    id: usize,
+}
+
+/// A statement of a [`Database`], by index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Statement(usize);
+
+/// A parameter of a query.
+#[derive(Clone, Copy, Debug)]
+pub enum Param<'a> {
+    Int(i32),
+    Text(&'a str),
+}
+
+impl Database {
+    /// The database at `url` (see [`Target::parse`]), with 2 connections per worker.
+    pub fn new(url: &str) -> Result<Database, UrlError> {
+        static IDS: AtomicUsize = AtomicUsize::new(0);
+        Ok(Database {
+            target: Target::parse(url)?,
+            statements: Vec::new(),
+            conns: 2,
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// Connections each worker keeps (at least 1).
+    #[must_use]
+    pub fn connections_per_worker(mut self, n: usize) -> Self {
+        self.conns = n.max(1);
+        self
+    }
+
+    /// Adds a statement every connection prepares, with the OIDs of its parameters
+    /// ([`INT4`], [`TEXT`]).
+    pub fn statement(&mut self, sql: &str, params: &[u32]) -> Statement {
+        self.statements.push((sql.to_owned(), params.to_vec()));
+        Statement(self.statements.len() - 1)
+    }
+
+    /// Where it connects, for messages.
+    pub fn describe(&self) -> String {
+        self.target.describe()
+    }
+}
+
+/// A worker's connections to one database.
+pub struct Pool {
+    conns: Vec<Rc<Shared>>,
+    next: Cell<usize>,
+}
+
+thread_local! {
+    static POOLS: RefCell<Vec<(usize, Rc<Pool>)>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Pool {
+    /// This worker's pool for `db`, made (and its connections started) on first use.
+    pub fn get(db: &Arc<Database>) -> Rc<Pool> {
+        POOLS.with(|pools| {
+            if let Some((_, p)) = pools.borrow().iter().find(|(id, _)| *id == db.id) {
+                return Rc::clone(p);
+            }
+            let shared_db = Rc::new(Database::clone(db));
+            let conns: Vec<Rc<Shared>> = (0..db.conns)
+                .map(|_| {
+                    let c = Shared::default();
+                    c.starting.set(true);
+                    Rc::new(c)
+                })
+                .collect();
+            for c in &conns {
+                twelve_engine::rt::spawn(conn::drive(Rc::clone(&shared_db), Rc::clone(c)));
+            }
+            let pool = Rc::new(Pool {
+                conns,
+                next: Cell::new(0),
+            });
+            pools.borrow_mut().push((db.id, Rc::clone(&pool)));
+            pool
+        })
+    }
+
+    /// Queues `stmt` with `params` on the next connection that is up (round robin), at once;
+    /// the [`Query`] resolves to its rows. While a worker's connections make their first
+    /// attempt, it waits in line for one; once they failed, [`Error::Unavailable`] at once
+    /// until one is up again.
+    pub fn query(&self, stmt: Statement, params: &[Param<'_>]) -> Query {
+        let n = self.conns.len();
+        let mut starting = None;
+        for _ in 0..n {
+            let i = self.next.get();
+            self.next.set((i + 1) % n);
+            let c = &self.conns[i];
+            if c.up.get() {
+                return Query {
+                    slot: Some(c.push(|out| encode(stmt, params, out))),
+                };
+            }
+            if c.starting.get() {
+                starting.get_or_insert(i);
+            }
+        }
+        if let Some(i) = starting {
+            // The worker's first queries: in line for the first connection.
+            return Query {
+                slot: Some(self.conns[i].push(|out| encode(stmt, params, out))),
+            };
+        }
+        count_error(Error::Unavailable);
+        Query { slot: None }
+    }
+
+    /// Whether a connection is up.
+    pub fn is_up(&self) -> bool {
+        self.conns.iter().any(|c| c.up.get())
+    }
+}
+
+/// Bind (binary parameters and results), Execute and Sync: one query, answered by its own
+/// `ReadyForQuery`, so a failed query fails alone.
+fn encode(stmt: Statement, params: &[Param<'_>], out: &mut bytes::BytesMut) {
+    let name = statement_name(stmt.0);
+    let formats = params.iter().map(|p| match p {
+        Param::Int(_) => 1,
+        Param::Text(_) => 0,
+    });
+    let bound = frontend::bind(
+        "",
+        &name,
+        formats,
+        params.iter(),
+        |p, buf| {
+            match p {
+                Param::Int(v) => buf.put_i32(*v),
+                Param::Text(s) => buf.put_slice(s.as_bytes()),
+            }
+            Ok(IsNull::No)
+        },
+        [1],
+        out,
+    );
+    // Only a parameter count past i16 fails; the statements here have a few.
+    debug_assert!(bound.is_ok());
+    let _ = frontend::execute("", 0, out);
+    frontend::sync(out);
+}
+
+/// A query in flight: resolves to its rows or its [`Error`]. Dropping it leaves the query to
+/// finish on the connection, unread.
+#[must_use = "futures do nothing unless awaited"]
+pub struct Query {
+    slot: Option<Rc<Slot>>,
+}
+
+impl Future for Query {
+    type Output = Result<Rows, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(slot) = &self.slot else {
+            return Poll::Ready(Err(Error::Unavailable));
+        };
+        if !slot.done.get() {
+            *slot.waker.borrow_mut() = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        match slot.error.get() {
+            Some(e) => Poll::Ready(Err(e)),
+            None => Poll::Ready(Ok(std::mem::take(&mut *slot.rows.borrow_mut()))),
+        }
+    }
+}
