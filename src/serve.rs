@@ -1,6 +1,6 @@
 //! `twelve serve`: command-line flags, the glue to twelve-engine (the TechEmpower endpoints
-//! of `twelve_engine::apps::techempower`, a generation's life run by
-//! `twelve_engine::restart`), and the log lines.
+//! of `twelve_engine::apps::techempower`, with `--database` the database ones of
+//! `twelve_pg::apps`, a generation's life run by `twelve_engine::restart`), and the log lines.
 use anyhow::{Context, bail};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -58,6 +58,19 @@ pub struct Args {
     /// Seconds a request body may pause between reads (then 408).
     #[arg(long, value_name = "SECS", default_value = "10")]
     body_timeout: f64,
+    /// Seconds a handler that waits (the database endpoints) may take to answer; then 503,
+    /// counted as twelve_timeouts_total{kind="handler"}.
+    #[arg(long, value_name = "SECS", default_value = "30")]
+    handler_timeout: f64,
+    /// PostgreSQL for the database endpoints (TechEmpower's /db, /queries, /fortunes,
+    /// /updates; HttpArena's /async-db), a libpq URL: postgres://user:password@host:port/db,
+    /// ?host=/dir for a Unix socket directory. Without it they are absent; a database that
+    /// cannot be reached at start is an error.
+    #[arg(long, value_name = "URL")]
+    database: Option<String>,
+    /// Connections each worker keeps to --database (queries are pipelined on each).
+    #[arg(long, value_name = "N", default_value = "2")]
+    database_conns: usize,
     /// Least average request-body rate in bytes per second (0: none): a body must be complete
     /// within --body-timeout plus one second per this many bytes received (Apache's
     /// mod_reqtimeout MinRate), else 408. Counted as twelve_timeouts_total{kind="body_rate"}.
@@ -151,13 +164,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if config.tls.is_some() {
         eprintln!("twelve serve: {}", crate::serve_tls::ktls_line());
     }
-    let ended = restart::run(config.clone(), techempower::router(), &options, log)
+    let router = match &args.database {
+        Some(url) => database_routes(techempower::router(), url, args.database_conns)?,
+        None => techempower::router(),
+    };
+    let ended = restart::run(config.clone(), router, &options, log)
         .map_err(|e| restart_error(e, &config))?;
     if let Ended::Abandoned(sig) = ended {
         eprintln!("twelve serve: signal {sig} again, exiting without draining");
         std::process::exit(128 + sig);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Adds the database endpoints on `url` to `router`, once the database answered: an
+/// unreachable one is one error here rather than a 503 per request.
+fn database_routes(
+    router: twelve_engine::Router,
+    url: &str,
+    conns: usize,
+) -> anyhow::Result<twelve_engine::Router> {
+    use twelve_pg::{Database, apps};
+    if conns == 0 {
+        bail!("--database-conns 0: expected 1 or more connections per worker");
+    }
+    let mut db = Database::new(url)
+        .map_err(|e| anyhow::anyhow!("--database: {e}"))?
+        .connections_per_worker(conns);
+    let te = apps::techempower::prepare(&mut db);
+    let arena = apps::httparena::prepare(&mut db);
+    twelve_pg::check(&db).map_err(|e| anyhow::anyhow!("--database {}: {e}", db.describe()))?;
+    let db = std::sync::Arc::new(db);
+    let router = apps::techempower::add_routes(router, &db, te);
+    Ok(apps::httparena::add_routes(router, &db, arena))
 }
 
 /// The log line of each step of a generation's life.
@@ -342,6 +381,7 @@ fn config(args: &Args) -> anyhow::Result<Config> {
                 })?,
         },
         drain_timeout: secs("--drain-timeout", args.drain_timeout)?,
+        handler_timeout: secs("--handler-timeout", args.handler_timeout)?,
         // Closing an idle connection at the drain's start loses the request a busy client
         // may already have sent into it: keep it for one last answer with
         // `Connection: close` (docs/restart.md).

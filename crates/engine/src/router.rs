@@ -114,6 +114,9 @@ impl Route {
 #[derive(Default)]
 pub struct Router {
     routes: Vec<Route>,
+    /// Async `GET` (and `HEAD`) handlers by path prefix, tried in order when no exact path
+    /// matched (`/delay/{ms}`).
+    prefixes: Vec<(String, Box<dyn AsyncHandler>)>,
     fallback: Option<Box<dyn Handler>>,
     /// `Allow` for `OPTIONS *`: every method some route has.
     allow_any: String,
@@ -172,6 +175,17 @@ impl Router {
         Fut: Future<Output = Reply> + 'static,
     {
         self.route_async(Method::Get, path, handler)
+    }
+
+    /// Adds an async `GET` (and `HEAD`) handler for every path that starts with `prefix`
+    /// and matches no exact route (the handler reads the rest of the path itself).
+    pub fn get_async_prefix<F, Fut>(mut self, prefix: &str, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8]) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Reply> + 'static,
+    {
+        self.prefixes.push((prefix.to_owned(), Box::new(handler)));
+        self
     }
 
     fn add(mut self, method: Method, path: &str, handler: Kind) -> Self {
@@ -269,6 +283,14 @@ impl Router {
             .iter()
             .find(|r| same_path(&r.path, req.path_bytes()))
         else {
+            if matches!(req.method, Method::Get | Method::Head)
+                && let Some((_, h)) = self
+                    .prefixes
+                    .iter()
+                    .find(|(p, _)| req.path_bytes().starts_with(p.as_bytes()))
+            {
+                return Some(h.call(req, body));
+            }
             match &self.fallback {
                 Some(h) => h.handle(req, body, res),
                 None => not_found(res),

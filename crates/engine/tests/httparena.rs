@@ -64,6 +64,11 @@ macro_rules! rows {
 // ---- validate.sh's checks, in the shapes curl and HttpArena's templates send ----
 
 rows! {
+    delay_0_answers_0: b"GET /delay/0 HTTP/1.1\r\nHost: localhost:8080\r\n\r\n" => 200, "0";
+    delay_37_answers_37: b"GET /delay/37 HTTP/1.1\r\nHost: localhost:8080\r\n\r\n" => 200, "37";
+    delay_5_answers_5: b"GET /delay/5 HTTP/1.1\r\nHost: a\r\n\r\n" => 200, "5";
+    delay_not_a_number_400: b"GET /delay/ten HTTP/1.1\r\nHost: a\r\n\r\n" => 400, "400 expected /delay/{ms}, ms a number of milliseconds up to 3600000\n";
+    delay_without_ms_400: b"GET /delay/ HTTP/1.1\r\nHost: a\r\n\r\n" => 400, "400 expected /delay/{ms}, ms a number of milliseconds up to 3600000\n";
     template_get: GET_RAW => 200, "55";
     template_post_content_length: POST_CL_RAW => 200, "75";
     template_post_chunked: POST_CHUNKED_RAW => 200, "75";
@@ -296,4 +301,29 @@ fn head_baseline_has_get_head_without_body() {
 fn templates_have_httparena_sizes() {
     let sizes = [GET_RAW, POST_CL_RAW, POST_CHUNKED_RAW, PIPELINE_RAW].map(<[u8]>::len);
     assert_eq!(sizes, [60, 82, 101, 48]);
+}
+
+/// HttpArena's async validation: 32 overlapping requests with 32 different delays, each
+/// answered with its own number (per-request state), none before its delay.
+#[test]
+fn delay_answers_overlapping_requests_each_with_its_own_number() {
+    let srv = arena();
+    let mut clients: Vec<(u64, Client, std::time::Instant)> = (0..32u64)
+        .map(|i| {
+            let ms = 10 + (i * 7) % 31;
+            let mut c = srv.connect();
+            c.send(format!("GET /delay/{ms} HTTP/1.1\r\nHost: localhost:8080\r\n\r\n").as_bytes());
+            (ms, c, std::time::Instant::now())
+        })
+        .collect();
+    for (ms, c, sent) in &mut clients {
+        let r = c.response();
+        assert_answer(&r, 200, &ms.to_string());
+        assert!(
+            sent.elapsed() >= std::time::Duration::from_millis(*ms),
+            "answered before its {ms} ms"
+        );
+    }
+    drop(clients);
+    srv.finish();
 }

@@ -1,6 +1,7 @@
-//! HttpArena's engine endpoints (profiles baseline, pipelined, limited-conn): `/baseline11`
-//! answers the sum of the query's `a` and `b` (plus a POST body's integer), `/pipeline` a fixed
-//! `ok`.
+//! HttpArena's engine endpoints (profiles baseline, pipelined, limited-conn, async):
+//! `/baseline11` answers the sum of the query's `a` and `b` (plus a POST body's integer),
+//! `/pipeline` a fixed `ok`, `/delay/{ms}` the number `ms` after that many milliseconds on the
+//! worker's timer wheel (an async handler).
 //!
 //! The contract is HttpArena's `scripts/validate.sh` and its profile documentation
 //! (github.com/MDA2AV/HttpArena, `site/content/docs/test-profiles/h1/isolated/`): bodies are
@@ -8,7 +9,9 @@
 //! or malformed operand, an overflowing sum) gets a 400 here, on a connection kept open: the
 //! request's framing was sound, only its content was not.
 
-use crate::{Request, Response, Router};
+use crate::rt::sleep;
+use crate::{Reply, Request, Response, Router};
+use std::time::Duration;
 
 /// The path of the baseline and limited-conn profiles.
 pub const BASELINE_PATH: &str = "/baseline11";
@@ -17,6 +20,11 @@ pub const BASELINE_PATH: &str = "/baseline11";
 pub const BASELINE2_PATH: &str = "/baseline2";
 /// The path of the pipelined profile.
 pub const PIPELINE_PATH: &str = "/pipeline";
+/// The path prefix of the async profile: `/delay/{ms}`.
+pub const DELAY_PREFIX: &str = "/delay/";
+
+/// The longest `/delay/{ms}` waits: an hour; a larger number is a 400.
+const MAX_DELAY_MS: u64 = 3_600_000;
 
 /// validate.sh accepts `text/plain` with or without parameters; the bare type is the shortest.
 const TEXT: &str = "text/plain";
@@ -30,6 +38,9 @@ const TEXT: &str = "text/plain";
 ///   malformed body, or a sum outside `i64` → 400.
 /// - `GET /baseline2?a=A&b=B` → `A+B`, with the same rules (HttpArena's h2 profiles).
 /// - `GET /pipeline` → `ok`.
+/// - `GET /delay/{ms}` → `{ms}` (the parsed number, decimal), answered `ms` milliseconds after
+///   the request was read; `0` answers at once. Anything but digits after the prefix, or a
+///   wait over an hour → 400.
 ///
 /// Every answer is `text/plain`; `HEAD` works wherever `GET` does.
 ///
@@ -50,6 +61,33 @@ pub fn router() -> Router {
         .get(PIPELINE_PATH, |_req, _body, res| {
             res.send(200, TEXT, &[], b"ok")
         })
+        .get_async_prefix(DELAY_PREFIX, |req: &Request<'_, '_>, _: &[u8]| {
+            let ms = delay_ms(req.path_bytes());
+            async move {
+                match ms {
+                    Some(ms) => {
+                        if ms > 0 {
+                            sleep(Duration::from_millis(ms)).await;
+                        }
+                        let mut b = itoa::Buffer::new();
+                        Reply::new(200, TEXT, b.format(ms).as_bytes())
+                    }
+                    None => Reply::new(400, TEXT, &b"400 expected /delay/{ms}, ms a number of milliseconds up to 3600000\n"[..]),
+                }
+            }
+        })
+}
+
+/// The `{ms}` of `/delay/{ms}`: decimal digits only, at most [`MAX_DELAY_MS`].
+fn delay_ms(path: &[u8]) -> Option<u64> {
+    let digits = path.strip_prefix(DELAY_PREFIX.as_bytes())?;
+    if digits.is_empty() || digits.len() > 10 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let ms = digits
+        .iter()
+        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+    (ms <= MAX_DELAY_MS).then_some(ms)
 }
 
 /// Answers `/baseline11`: a GET ignores any body it carries (`body` is `None`).
@@ -137,6 +175,27 @@ mod tests {
                 assert_eq!(sum(query.map(str::as_bytes), body.map(str::as_bytes)), $want);
             }
         )*};
+    }
+
+    macro_rules! delays {
+        ($($name:ident: $path:expr => $want:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                assert_eq!(delay_ms($path.as_bytes()), $want);
+            }
+        )*};
+    }
+
+    delays! {
+        delay_zero: "/delay/0" => Some(0);
+        delay_leading_zeros: "/delay/007" => Some(7);
+        delay_an_hour: "/delay/3600000" => Some(3_600_000);
+        delay_past_an_hour: "/delay/3600001" => None;
+        delay_empty: "/delay/" => None;
+        delay_sign: "/delay/-1" => None;
+        delay_letters: "/delay/1x" => None;
+        delay_subpath: "/delay/1/2" => None;
+        delay_overflow: "/delay/99999999999999999999" => None;
     }
 
     sums! {
