@@ -161,6 +161,7 @@ fn queries_clamps_its_count_and_answers_an_array() {
         ("?queries=1", 1),
         ("?queries=20", 20),
         ("?queries=501", 500),
+        ("?q=7", 7),
     ] {
         let r = c.get(&format!("/queries{query}"));
         assert_eq!(r.status, 200, "{query}");

@@ -3,8 +3,8 @@
 //! `Fortune` (`id`, `message`) tables:
 //!
 //! - `GET /db`: one random row of World as `{"id":N,"randomNumber":M}`.
-//! - `GET /queries?queries=N`: N rows (1-500; a missing or bad N is 1, past the range is
-//!   clamped), each its own query, as a JSON array. The N queries are pipelined.
+//! - `GET /queries?queries=N` (or `?q=N`): N rows (1-500; a missing or bad N is 1, past the
+//!   range is clamped), each its own query, as a JSON array. The N queries are pipelined.
 //! - `GET /fortunes`: every Fortune row plus one added at request time, sorted by message, as
 //!   an HTML table, escaped (`text/html; charset=utf-8`).
 //! - `GET /updates?queries=N`: N rows read one by one, each given a new random number and
@@ -97,13 +97,16 @@ pub fn add_routes(router: Router, db: &Arc<Database>, s: Statements) -> Router {
         })
 }
 
-/// The `queries` parameter: 1-500, anything else that is not a number 1.
+/// The `queries` parameter (or `q`, the short name other entries' URLs use): 1-500, a
+/// missing or non-numeric one 1.
 pub fn count(req: &Request<'_, '_>) -> usize {
     let n = req
         .query_bytes()
         .and_then(|q| {
-            q.split(|&b| b == b'&')
-                .find_map(|p| p.strip_prefix(b"queries="))
+            q.split(|&b| b == b'&').find_map(|p| {
+                p.strip_prefix(b"queries=")
+                    .or_else(|| p.strip_prefix(b"q="))
+            })
         })
         .and_then(|v| std::str::from_utf8(v).ok())
         .and_then(|v| v.parse::<i64>().ok())

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# bench/db.sh - issue 34's database benchmark: TechEmpower's db, queries (20), fortunes and
+# updates (20), and HttpArena's async-db, on twelve serve --database and the TechEmpower
+# entries of xitca-web (barebone) and may-minihttp, interleaved (round r: every test, every
+# server in turn). PostgreSQL and wrk share CPU 1; each server runs one worker on CPU 0,
+# capped at half of it (bench/cpu-quota.sh 50). The metric is requests per server CPU-second
+# (utime + stime of the server process over the run, from /proc/PID/stat): the database's own
+# CPU is the same for all.
+#
+# Peers are built by hand outside the repository from TechEmpower's FrameworkBenchmarks
+# (frameworks/Rust/{xitca-web,may-minihttp}, their git dependencies fetched and patched to
+# paths, the database URL set to postgres://postgres@127.0.0.1:5432/postgres and the port to
+# 8085/8083): XITCA_DB_BIN and MAY_DB_BIN name the binaries; a missing one is left out.
+# HttpArena's async-db is twelve's alone (no Rust entry of HttpArena builds here from crates).
+#
+# Usage: ROUNDS=3 DURATION_S=8 CONNS=256 bench/db.sh [OUT_DIR]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROUNDS=${ROUNDS:-3}; DURATION_S=${DURATION_S:-8}; WARMUP_S=${WARMUP_S:-2}; CONNS=${CONNS:-256}
+OUT=${1:-$ROOT/bench/runs/$(date -u +%F)-db}
+BIN=${TWELVE_BIN:-$ROOT/target/bench-bin/twelve}
+XITCA=${XITCA_DB_BIN:-/tmp/peers/xitca-tfb/frameworks/Rust/xitca-web/target/release/xitca-web-barebone}
+MAY=${MAY_DB_BIN:-/tmp/peers/may-tfb/frameworks/Rust/may-minihttp/target/release/may-minihttp}
+PG=/tmp/bench-pg; PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+mkdir -p "$OUT/raw"
+
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+PIDS=()
+cleanup() {
+  "$ROOT/bench/cpu-quota.sh" off 8090 8085 8083 >/dev/null 2>&1 || true
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  as_pg "$PGBIN/pg_ctl" -D "$PG/data" stop -m fast >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# PostgreSQL on CPU 1: TCP on 127.0.0.1:5432 (what the peers' drivers speak) and a socket.
+rm -rf "$PG"; mkdir -p "$PG"; [ "$(id -u)" = 0 ] && chown postgres: "$PG"
+as_pg "$PGBIN/initdb" -D "$PG/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
+taskset -c 1 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PG/data" -l "$PG/log" -w start \
+  -o "-k $PG -c listen_addresses=127.0.0.1 -p 5432 -c max_connections=100 -c shared_buffers=128MB -c synchronous_commit=off" >/dev/null
+cp "$ROOT/crates/pg/tests/seed.sql" "$PG/seed.sql"; chmod 644 "$PG/seed.sql"
+as_pg psql -X -q -h "$PG" -U postgres -d postgres -v ON_ERROR_STOP=1 -f "$PG/seed.sql" >/dev/null
+
+# The servers on CPU 0, one worker each.
+declare -A PORT=([twelve]=8090 [xitca]=8085 [may]=8083)
+SERVERS=(twelve)
+ulimit -n "$(ulimit -Hn)"
+taskset -c 0 "$BIN" serve --listen 127.0.0.1:8090 --cpus 0 --no-metrics \
+  --database "postgres://postgres@127.0.0.1:5432/postgres" > "$OUT/raw/twelve.log" 2>&1 &
+PIDS+=($!)
+if [ -x "$XITCA" ]; then taskset -c 0 "$XITCA" > "$OUT/raw/xitca.log" 2>&1 & PIDS+=($!); SERVERS+=(xitca); fi
+if [ -x "$MAY" ]; then taskset -c 0 "$MAY" > "$OUT/raw/may.log" 2>&1 & PIDS+=($!); SERVERS+=(may); fi
+sleep 2
+"$ROOT/bench/cpu-quota.sh" 50 "${PORT[@]}" > "$OUT/raw/quota.txt"
+
+url() { # SERVER TEST
+  local base="http://127.0.0.1:${PORT[$1]}"
+  case $2 in
+    db) echo "$base/db" ;;
+    queries) echo "$base/queries?q=20" ;;
+    fortunes) echo "$base/fortunes" ;;
+    updates) echo "$base/updates?q=20" ;;
+    async-db) echo "$base/async-db?min=10&max=50&limit=20" ;;
+  esac
+}
+ticks() { local pid; pid=$(ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+  awk '{print $12 + $13}' <(sed 's/.*) //' "/proc/$pid/stat"); }
+HZ=$(getconf CLK_TCK)
+TSV="$OUT/runs.tsv"
+echo -e "test\tserver\tround\trequests\tnon2xx\twall_s\tsrv_cpu_s\treq_per_srv_cpu_s" > "$TSV"
+for r in $(seq "$ROUNDS"); do
+  for t in db queries fortunes updates async-db; do
+    for s in "${SERVERS[@]}"; do
+      [ "$t" = async-db ] && [ "$s" != twelve ] && continue
+      u=$(url "$s" "$t"); f="$OUT/raw/$t-$s-$r"
+      taskset -c 1 wrk -t1 -c"$CONNS" -d"${WARMUP_S}s" "$u" > "$f.warm" 2>&1 || true
+      t0=$(ticks "${PORT[$s]}")
+      taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION_S}s" "$u" > "$f" 2>&1
+      t1=$(ticks "${PORT[$s]}")
+      n=$(awk '/requests in/{print $1}' "$f"); bad=$(awk '/Non-2xx/{print $NF}' "$f"); bad=${bad:-0}
+      cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" 'BEGIN{print (b - a) / hz}')
+      echo -e "$t\t$s\t$r\t$n\t$bad\t$DURATION_S\t$cpu\t$(awk -v n="$n" -v c="$cpu" 'BEGIN{printf "%.0f", c > 0 ? n / c : 0}')" >> "$TSV"
+    done
+  done
+done
+python3 - "$TSV" > "$OUT/summary.md" <<'PY'
+import csv, statistics as st, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter='\t'))
+tests = ['db', 'queries', 'fortunes', 'updates', 'async-db']
+print('| test | server | median req/s | median req per server CPU-s | twelve / server | non-2xx |')
+print('|---|---|---|---|---|---|')
+for t in tests:
+    by = {}
+    for r in rows:
+        if r['test'] == t:
+            by.setdefault(r['server'], []).append(r)
+    med = {s: st.median(float(r['req_per_srv_cpu_s']) for r in rs) for s, rs in by.items()}
+    for s, rs in by.items():
+        rps = st.median(float(r['requests']) / float(r['wall_s']) for r in rs)
+        ratio = med['twelve'] / med[s] if med.get(s) else 0
+        bad = sum(int(r['non2xx']) for r in rs)
+        print(f'| {t} | {s} | {rps:.0f} | {med[s]:.0f} | {ratio:.3f} | {bad} |')
+PY
+cat "$OUT/summary.md"
