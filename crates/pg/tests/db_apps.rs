@@ -29,6 +29,10 @@ fn postgres() -> Option<&'static Postgres> {
 }
 
 fn server(url: &str) -> ServerHandle {
+    server_on(url, twelve_engine::Backend::Epoll)
+}
+
+fn server_on(url: &str, io: twelve_engine::Backend) -> ServerHandle {
     let mut db = Database::new(url).unwrap();
     let te = apps::techempower::prepare(&mut db);
     let arena = apps::httparena::prepare(&mut db);
@@ -36,6 +40,7 @@ fn server(url: &str) -> ServerHandle {
     let router = apps::techempower::add_routes(Router::new(), &db, te);
     let router = apps::httparena::add_routes(router, &db, arena);
     let config = Config {
+        io,
         handler_timeout: Duration::from_secs(5),
         ..Config::loopback(1)
     };
@@ -144,6 +149,23 @@ fn db_is_one_random_world_as_json() {
         ids.insert(assert_world(&r.json()));
     }
     assert!(ids.len() > 1, "random rows, not one fixed row");
+}
+
+/// The database's sockets are watched by the io_uring backend's loop too (a multishot poll
+/// of the runtime's epoll set).
+#[test]
+fn queries_on_the_io_uring_backend() {
+    let Some(pg) = postgres() else { return };
+    if let Err(e) = twelve_engine::Backend::probe_uring() {
+        return skip_or_fail(format!("io_uring unavailable here ({e})"));
+    }
+    let s = server_on(&pg.url("postgres"), twelve_engine::Backend::Uring);
+    let mut c = Client::new(s.local_addrs()[0]);
+    for _ in 0..5 {
+        let r = c.get("/queries?queries=20");
+        assert_eq!(r.status, 200);
+        assert_eq!(r.json().as_array().map(Vec::len), Some(20));
+    }
 }
 
 #[test]
