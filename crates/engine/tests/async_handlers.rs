@@ -61,6 +61,12 @@ fn router(counts: &Arc<Counts>) -> Router {
                 Reply::text(200, format!("slept {ms}"))
             }
         })
+        .get_async("/panic", |_: &Request<'_, '_>, _: &[u8]| async {
+            sleep(Duration::from_millis(1)).await;
+            panic!("a handler's bug");
+            #[allow(unreachable_code)]
+            Reply::text(200, "never")
+        })
         .get_async("/hold", move |_: &Request<'_, '_>, _: &[u8]| {
             let guard = OnDrop(Arc::clone(&hold));
             async move {
@@ -187,6 +193,23 @@ fn head_of_an_async_route_has_no_body(io: Backend) {
     s.finish();
 }
 
+fn a_panicking_future_costs_its_request_not_the_worker(io: Backend) {
+    let counts = Arc::new(Counts::default());
+    let s = TestServer::start_router(config(io), router(&counts));
+    let mut c = s.connect();
+    c.send(get("/panic").as_bytes());
+    let r = c.response();
+    assert_eq!(r.status, 500);
+    assert!(r.closes(), "{r:?}");
+    c.expect_eof();
+    // The worker lives on.
+    let mut c = s.connect();
+    c.send(get("/delay?ms=1").as_bytes());
+    assert_eq!(c.response().body, b"slept 1");
+    drop(c);
+    s.finish();
+}
+
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod epoll {
@@ -209,4 +232,5 @@ on_both_backends! {
     a_late_handler_gets_503_and_the_connection_goes_on,
     a_waiting_request_is_answered_through_the_drain,
     head_of_an_async_route_has_no_body,
+    a_panicking_future_costs_its_request_not_the_worker,
 }

@@ -160,21 +160,37 @@ pub(crate) fn poll(rt: &Runtime, key: u64) {
     // Cleared before the poll: a wake during it queues the task again.
     flag.queued.store(false, Ordering::Release);
     let mut cx = Context::from_waker(&waker);
+    // A panicking future costs its request (500, then close), as a panicking sync handler
+    // does (`conn::answer`), not the worker; a background task just ends.
     let ready = match &mut kind {
-        Kind::Request { pending, conn } => match pending.as_mut().poll(&mut cx) {
-            Poll::Ready(reply) => {
-                let conn = *conn;
+        Kind::Request { pending, conn } => {
+            let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pending.as_mut().poll(&mut cx)
+            }));
+            let reply = match polled {
+                Ok(Poll::Ready(reply)) => Some(reply),
+                Ok(Poll::Pending) => None,
+                Err(_) => {
+                    let mut r = crate::reply::Reply::text(500, &b"500 handler failed\n"[..]);
+                    r.close = true;
+                    Some(r)
+                }
+            };
+            let ready = reply.is_some();
+            if let Some(reply) = reply {
                 rt.done.borrow_mut().push(Done {
-                    conn,
+                    conn: *conn,
                     task: key,
                     reply,
                     timed_out: false,
                 });
-                true
             }
-            Poll::Pending => false,
-        },
-        Kind::Background(fut) => fut.as_mut().poll(&mut cx).is_ready(),
+            ready
+        }
+        Kind::Background(fut) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            fut.as_mut().poll(&mut cx).is_ready()
+        }))
+        .unwrap_or(true),
     };
     let removed = if ready {
         rt.tasks.borrow_mut().remove(key)
