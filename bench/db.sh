@@ -79,7 +79,7 @@ for r in $(seq "$ROUNDS"); do
       t1=$(ticks "${PORT[$s]}")
       n=$(awk '/requests in/{print $1}' "$f"); bad=$(awk '/Non-2xx/{print $NF}' "$f"); bad=${bad:-0}
       cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" 'BEGIN{print (b - a) / hz}')
-      echo -e "$t\t$s\t$r\t$n\t$bad\t$DURATION_S\t$cpu\t$(awk -v n="$n" -v c="$cpu" 'BEGIN{printf "%.0f", c > 0 ? n / c : 0}')" >> "$TSV"
+      echo -e "$t\t$s\t$r\t$n\t$bad\t$DURATION_S\t$cpu\t$(awk -v n="$n" -v c="$cpu" 'BEGIN{printf "%.0f", (c > 0 ? n / c : 0)}')" >> "$TSV"
     done
   done
 done

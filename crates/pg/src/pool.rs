@@ -23,6 +23,8 @@ use std::task::{Context, Poll};
 pub const INT4: u32 = 23;
 /// `text`.
 pub const TEXT: u32 = 25;
+/// `int4[]`.
+pub const INT4_ARRAY: u32 = 1007;
 
 /// A database and the statements every connection to it prepares. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -43,8 +45,12 @@ pub struct Statement(usize);
 /// A parameter of a query.
 #[derive(Clone, Copy, Debug)]
 pub enum Param<'a> {
+    /// `int4`, binary.
     Int(i32),
+    /// `text`.
     Text(&'a str),
+    /// `int4[]`, binary: one dimension, no NULLs.
+    IntArray(&'a [i32]),
 }
 
 impl Database {
@@ -157,7 +163,7 @@ impl Pool {
 fn encode(stmt: Statement, params: &[Param<'_>], out: &mut bytes::BytesMut) {
     let name = statement_name(stmt.0);
     let formats = params.iter().map(|p| match p {
-        Param::Int(_) => 1,
+        Param::Int(_) | Param::IntArray(_) => 1,
         Param::Text(_) => 0,
     });
     let bound = frontend::bind(
@@ -169,6 +175,7 @@ fn encode(stmt: Statement, params: &[Param<'_>], out: &mut bytes::BytesMut) {
             match p {
                 Param::Int(v) => buf.put_i32(*v),
                 Param::Text(s) => buf.put_slice(s.as_bytes()),
+                Param::IntArray(v) => int4_array(v, buf),
             }
             Ok(IsNull::No)
         },
@@ -179,6 +186,21 @@ fn encode(stmt: Statement, params: &[Param<'_>], out: &mut bytes::BytesMut) {
     debug_assert!(bound.is_ok());
     let _ = frontend::execute("", 0, out);
     frontend::sync(out);
+}
+
+/// An `int4[]` in the binary format (PostgreSQL's `array_send`): dimensions, a has-NULLs
+/// flag, the element type, each dimension's length and lower bound, then each element with
+/// its length.
+fn int4_array(v: &[i32], buf: &mut bytes::BytesMut) {
+    buf.put_i32(1);
+    buf.put_i32(0);
+    buf.put_u32(INT4);
+    buf.put_i32(i32::try_from(v.len()).unwrap_or(i32::MAX));
+    buf.put_i32(1);
+    for &x in v {
+        buf.put_i32(4);
+        buf.put_i32(x);
+    }
 }
 
 /// A query in flight: resolves to its rows or its [`Error`]. Dropping it leaves the query to
