@@ -23,24 +23,30 @@ struct Reg {
     writer: Option<Waker>,
 }
 
-/// The registered sockets, by key (the epoll data of each).
+/// The registered sockets, by key (the epoll data of each), and the buffers of a poll.
 #[derive(Default)]
 pub(crate) struct Reactor {
     regs: Slab<Reg>,
+    events: Option<twelve_sys::epoll::Events>,
+    wake: Vec<Waker>,
 }
 
 /// Takes the runtime's socket events, waiting up to `timeout_ms` for one, and wakes the
 /// tasks that wait on them.
 pub(crate) fn poll(rt: &Runtime, timeout_ms: u64) {
-    let mut events = twelve_sys::epoll::Events::with_capacity(256);
+    let (mut events, mut wake) = {
+        let mut io = rt.io.borrow_mut();
+        let events = io
+            .events
+            .take()
+            .unwrap_or_else(|| twelve_sys::epoll::Events::with_capacity(256));
+        (events, std::mem::take(&mut io.wake))
+    };
     let timeout = i32::try_from(timeout_ms).unwrap_or(i32::MAX);
-    if twelve_sys::epoll::wait(rt.epoll.as_fd(), &mut events, timeout).is_err() {
-        return;
-    }
-    let mut wake = Vec::new();
+    let waited = twelve_sys::epoll::wait(rt.epoll.as_fd(), &mut events, timeout).is_ok();
     {
         let mut io = rt.io.borrow_mut();
-        for (bits, key) in events.iter() {
+        for (bits, key) in events.iter().filter(|_| waited) {
             let flags = EventFlags::from_bits_retain(bits);
             let Some(reg) = io.regs.get(key) else {
                 continue;
@@ -55,10 +61,12 @@ pub(crate) fn poll(rt: &Runtime, timeout_ms: u64) {
                 wake.extend(reg.writer.take());
             }
         }
+        io.events = Some(events);
     }
-    for w in wake {
+    for w in wake.drain(..) {
         w.wake();
     }
+    rt.io.borrow_mut().wake = wake;
 }
 
 /// A nonblocking TCP or Unix stream socket on the worker's loop. Reads and writes are plain

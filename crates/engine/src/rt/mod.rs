@@ -50,6 +50,8 @@ pub(crate) struct Runtime {
     done: RefCell<Vec<Done>>,
     /// The driver's clock (ms), set each turn: what [`sleep`] counts from.
     now_ms: Cell<u64>,
+    /// The keys a turn takes from the ready queue, kept between turns (no allocation).
+    keys: RefCell<Vec<u64>>,
 }
 
 thread_local! {
@@ -85,6 +87,7 @@ impl Runtime {
             io: RefCell::new(io::Reactor::default()),
             done: RefCell::new(Vec::new()),
             now_ms: Cell::new(0),
+            keys: RefCell::new(Vec::new()),
         })
     }
 
@@ -126,7 +129,7 @@ impl Runtime {
             io::poll(self, 0);
         }
         timer::expire(self, now_ms);
-        let mut keys = Vec::new();
+        let mut keys = std::mem::take(&mut *self.keys.borrow_mut());
         for _ in 0..ROUNDS {
             self.ready.take(&mut keys);
             if keys.is_empty() {
@@ -136,6 +139,7 @@ impl Runtime {
                 task::poll(self, key);
             }
         }
+        *self.keys.borrow_mut() = keys;
     }
 
     /// Moves the answers made since the last call into `into`.

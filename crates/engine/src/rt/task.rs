@@ -24,7 +24,8 @@ pub(crate) enum Kind {
 pub(crate) struct Task {
     kind: Option<Kind>,
     waker: Waker,
-    flag: Arc<TaskWaker>,
+    /// The waker's state (set right after the insert that gives the task its key).
+    flag: Option<Arc<TaskWaker>>,
 }
 
 pub(crate) type Tasks = Slab<Task>;
@@ -118,11 +119,7 @@ pub(crate) fn insert(rt: &Runtime, kind: Kind) -> u64 {
     let key = rt.tasks.borrow_mut().insert(Task {
         kind: Some(kind),
         waker: Waker::noop().clone(),
-        flag: Arc::new(TaskWaker {
-            key: 0,
-            queued: AtomicBool::new(false),
-            queue: Arc::clone(&rt.ready),
-        }),
+        flag: None,
     });
     let flag = Arc::new(TaskWaker {
         key,
@@ -133,7 +130,7 @@ pub(crate) fn insert(rt: &Runtime, kind: Kind) -> u64 {
     waker.wake_by_ref();
     if let Some(t) = rt.tasks.borrow_mut().get(key) {
         t.waker = waker;
-        t.flag = flag;
+        t.flag = Some(flag);
     }
     key
 }
@@ -152,7 +149,7 @@ pub(crate) fn poll(rt: &Runtime, key: u64) {
         let mut tasks = rt.tasks.borrow_mut();
         tasks
             .get(key)
-            .and_then(|t| Some((t.kind.take()?, t.waker.clone(), Arc::clone(&t.flag))))
+            .and_then(|t| Some((t.kind.take()?, t.waker.clone(), t.flag.clone()?)))
     };
     let Some((mut kind, waker, flag)) = taken else {
         return;
