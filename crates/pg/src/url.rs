@@ -1,6 +1,6 @@
 //! `postgres://user:password@host:port/database?host=/dir`: libpq's URL form, the part of it
 //! a server's `--database` needs (libpq: "Connection URIs",
-//! https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNSTRING-URIS).
+//! <https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNSTRING-URIS>).
 //! A `host` that is a path (in the authority, percent-encoded, or as `?host=`) is a Unix socket
 //! directory: the socket is `DIR/.s.PGSQL.PORT`.
 

@@ -3,10 +3,10 @@
 //! timer wheel and sockets from an epoll set the loop watches. No second thread, no
 //! cross-thread hop: a waker marks its task ready in the worker's own queue.
 //!
-//! One [`Runtime`] per thread, created on first use: a worker thread's is driven by its event
+//! One `Runtime` per thread, created on first use: a worker thread's is driven by its event
 //! loop (`backend::epoll`, `backend::uring`), any other thread's by [`block_on`]. Its parts:
 //! `task` (the tasks and their wakers), `timer` ([`sleep`] and handler deadlines on a
-//! [`Wheel`](crate::wheel::Wheel) of 1 ms ticks), `io` ([`Stream`]: TCP and Unix sockets).
+//! `Wheel` of 1 ms ticks), `io` ([`Stream`]: TCP and Unix sockets).
 
 mod io;
 mod task;
