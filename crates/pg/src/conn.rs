@@ -233,8 +233,14 @@ pub(crate) async fn connect(db: &Database) -> Result<(Stream, BytesMut), Connect
         send(&stream, &mut out, t).await?;
         authenticate(&stream, &mut rbuf, t).await?;
         for (i, (sql, types)) in db.statements.iter().enumerate() {
-            frontend::parse(&statement_name(i), sql, types.iter().copied(), &mut out)
-                .map_err(|e| io(t, e))?;
+            let mut name = itoa::Buffer::new();
+            frontend::parse(
+                statement_name(i, &mut name),
+                sql,
+                types.iter().copied(),
+                &mut out,
+            )
+            .map_err(|e| io(t, e))?;
         }
         frontend::sync(&mut out);
         send(&stream, &mut out, t).await?;
@@ -257,8 +263,10 @@ pub(crate) async fn connect(db: &Database) -> Result<(Stream, BytesMut), Connect
 }
 
 /// The name statement `i` is prepared under.
-pub(crate) fn statement_name(i: usize) -> String {
-    format!("s{i}")
+pub(crate) fn statement_name(i: usize, buf: &mut itoa::Buffer) -> &str {
+    // Its index in decimal: any string names a statement, and this one costs no allocation
+    // per query.
+    buf.format(i)
 }
 
 /// Connects once and closes: a server checks its `--database` at start with this, so an

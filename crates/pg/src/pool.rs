@@ -161,14 +161,15 @@ impl Pool {
 /// Bind (binary parameters and results), Execute and Sync: one query, answered by its own
 /// `ReadyForQuery`, so a failed query fails alone.
 fn encode(stmt: Statement, params: &[Param<'_>], out: &mut bytes::BytesMut) {
-    let name = statement_name(stmt.0);
+    let mut buf = itoa::Buffer::new();
+    let name = statement_name(stmt.0, &mut buf);
     let formats = params.iter().map(|p| match p {
         Param::Int(_) | Param::IntArray(_) => 1,
         Param::Text(_) => 0,
     });
     let bound = frontend::bind(
         "",
-        &name,
+        name,
         formats,
         params.iter(),
         |p, buf| {

@@ -170,9 +170,18 @@ impl Stream {
             if self.ready(cx, true).is_pending() {
                 return Poll::Pending;
             }
+            let space = buf.capacity() - buf.len();
             let spare = rustix::buffer::spare_capacity(buf);
             match rustix::net::recv(&self.fd, spare, RecvFlags::DONTWAIT) {
-                Ok((n, _)) => return Poll::Ready(Ok(n)),
+                Ok((n, _)) => {
+                    // A short read means the queue was empty: with EPOLLET the next arrival
+                    // brings a new edge, so the next read waits for it instead of making a
+                    // recv that returns EAGAIN (docs/kernel-facts.md, as `backend::drive`).
+                    if n > 0 && n < space {
+                        self.clear(true);
+                    }
+                    return Poll::Ready(Ok(n));
+                }
                 Err(Errno::INTR) => {}
                 Err(Errno::AGAIN) => self.clear(true),
                 Err(e) => return Poll::Ready(Err(e.into())),
@@ -188,7 +197,13 @@ impl Stream {
             }
             let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
             match rustix::net::send(&self.fd, bytes, flags) {
-                Ok(n) => return Poll::Ready(Ok(n)),
+                Ok(n) => {
+                    // A short send means the socket buffer is full: wait for its edge.
+                    if n < bytes.len() {
+                        self.clear(false);
+                    }
+                    return Poll::Ready(Ok(n));
+                }
                 Err(Errno::INTR) => {}
                 Err(Errno::AGAIN) => self.clear(false),
                 Err(e) => return Poll::Ready(Err(e.into())),
