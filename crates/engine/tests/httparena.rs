@@ -312,8 +312,9 @@ fn delay_answers_overlapping_requests_each_with_its_own_number() {
         .map(|i| {
             let ms = 10 + (i * 7) % 31;
             let mut c = srv.connect();
+            let sent = std::time::Instant::now();
             c.send(format!("GET /delay/{ms} HTTP/1.1\r\nHost: localhost:8080\r\n\r\n").as_bytes());
-            (ms, c, std::time::Instant::now())
+            (ms, c, sent)
         })
         .collect();
     for (ms, c, sent) in &mut clients {

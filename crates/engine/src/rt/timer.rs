@@ -100,7 +100,7 @@ pub struct Sleep {
 /// Waits `duration` on the worker's own timers (no thread, no syscall of its own).
 pub fn sleep(duration: Duration) -> Sleep {
     Sleep {
-        ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+        ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX - 1),
         at_ms: None,
         key: None,
     }
@@ -111,7 +111,9 @@ impl Future for Sleep {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let rt = current();
-        let ms = self.ms;
+        // One more millisecond: the turn's clock is the floor of the time it was read, so the
+        // wait is never shorter than asked (HttpArena's delay may not answer early).
+        let ms = self.ms.saturating_add(1);
         let at_ms = *self.at_ms.get_or_insert(rt.now_ms().saturating_add(ms));
         if rt.now_ms() >= at_ms {
             if let Some(key) = self.key.take() {
