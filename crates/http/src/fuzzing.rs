@@ -566,8 +566,13 @@ fn h2_server_transcript(reads: &[&[u8]]) -> (Vec<crate::h2::Step>, Vec<u8>) {
                 Step::Request { used, stream } => {
                     let mut headers = [crate::Header::EMPTY; 16];
                     let _ = fields.request(&mut headers, body.len() as u64);
+                    // No `Date` (respond::head's): the two transcripts must not straddle a
+                    // second.
                     conn.headers(&mut out, stream, false, |enc, out| {
-                        crate::h2::respond::head(enc, out, 200, Some("text/plain"), Some(20), &[]);
+                        use crate::h2::hpack::Index;
+                        enc.status(out, 200);
+                        enc.field(out, b"content-type", b"text/plain", Index::Incremental);
+                        enc.field(out, b"content-length", b"20", Index::No);
                     });
                     conn.data(&mut out, stream, &[b'x'; 20], true);
                     used
