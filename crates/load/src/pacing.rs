@@ -11,7 +11,7 @@
 //!
 //! When: `--coalesce auto` (the default) naps only while the client is the limit, judged per
 //! housekeeping window from the worker's CPU time over it (in the simulation, the share of it
-//! spent neither polling nor napping: [`Pacing::tick`]). With CPU to spare there is nothing to save, and a client that naps
+//! spent neither polling nor napping: `Pacing::tick`). With CPU to spare there is nothing to save, and a client that naps
 //! batches its requests, so the server wakes less often and looks better than under
 //! independent clients: then it blocks, as wrk does. `on` naps whenever the rule allows; `off`
 //! never; a fixed `DURATION` naps that long after every small batch (booked at the read under
@@ -21,7 +21,7 @@
 //! request due within `--slack` of the first (so a request leaves at most that late, plus the
 //! timer's own lateness), and while a connection is ready for the next due request and the
 //! rule holds, the worker sleeps on its timer to that wake-up rather than being woken by each
-//! answer ([`Pacing::sleeps_through`]): the answers are read with the next sends, booked at
+//! answer (`Pacing::sleeps_through`): the answers are read with the next sends, booked at
 //! their stamps.
 //!
 //! How long (`auto` and `on`): a quarter of the server's queue time (the mean latency above the
