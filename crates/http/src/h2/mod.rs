@@ -3,15 +3,18 @@
 //! RFC's error code and scope.
 //!
 //! HPACK (RFC 7541), [`hpack`], compresses field blocks; [`ServerConn`] is the server's
-//! connection and stream state machine on top of both, and [`Fields`] a request's checked
-//! fields, read back as the [`Request`](crate::Request) handlers know from HTTP/1.1.
+//! connection and stream state machine on top of both, [`ClientConn`] the load generator's,
+//! and [`Fields`] a request's checked fields, read back as the [`Request`](crate::Request)
+//! handlers know from HTTP/1.1.
 
+mod client;
 mod fields;
 mod frame;
 pub mod hpack;
 pub mod respond;
 mod server;
 
+pub use client::{ClientConfig, ClientConn, ClientFault, Event, request_head};
 pub use fields::{Fields, Malformed};
 pub use server::{Fault, ServerConfig, ServerConn, Step};
 

@@ -1061,7 +1061,7 @@ fn window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
     frame::encode(&Frame::WindowUpdate { stream, increment }, out);
 }
 
-fn write_header(at: &mut [u8], len: usize, kind: u8, flags: u8, stream: u32) {
+pub(super) fn write_header(at: &mut [u8], len: usize, kind: u8, flags: u8, stream: u32) {
     let len = len as u32;
     at[..3].copy_from_slice(&len.to_be_bytes()[1..]);
     at[3] = kind;
@@ -1072,7 +1072,7 @@ fn write_header(at: &mut [u8], len: usize, kind: u8, flags: u8, stream: u32) {
 /// Cuts the field block written after `out[start..start + 9]` into a HEADERS frame and
 /// CONTINUATION frames of at most `max` octets; `f` holds HEADERS' flags, END_HEADERS moving
 /// to the last frame.
-fn split_block(out: &mut Vec<u8>, start: usize, max: usize, f: u8, stream: u32) {
+pub(super) fn split_block(out: &mut Vec<u8>, start: usize, max: usize, f: u8, stream: u32) {
     let block = out.split_off(start + HEADER_LEN);
     out.truncate(start);
     let mut chunks = block.chunks(max).peekable();
