@@ -55,6 +55,17 @@ pub struct LoadArgs {
     /// Requests in flight per connection (one send per batch, one latency per request).
     #[arg(help_heading = "Load model", short = 'p', long, value_name = "DEPTH", default_value_t = 1, value_parser = whole, allow_negative_numbers = true)]
     pub pipeline: usize,
+    /// HTTP/2 over TLS to an https:// URL (ALPN h2; a server that does not offer it is an
+    /// error).
+    #[arg(long, conflicts_with = "h2c")]
+    pub h2: bool,
+    /// HTTP/2 with prior knowledge (h2c) to an http:// URL.
+    #[arg(long)]
+    pub h2c: bool,
+    /// HTTP/2: the most concurrent streams per connection, as h2load's -m (here -m is
+    /// --method); the server's SETTINGS_MAX_CONCURRENT_STREAMS may lower it.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = whole, allow_negative_numbers = true)]
+    pub streams: usize,
     /// A new connection per request (sends Connection: close), as ab without -k.
     #[arg(help_heading = "Connection", long)]
     pub close: bool,
@@ -206,9 +217,14 @@ impl LoadArgs {
             .iter()
             .map(|u| Target::parse(u))
             .collect::<Result<Vec<_>, _>>()?;
-        let tls = crate::load_tls::client(&self.tls, &targets)?;
+        let protocol = self.protocol(&targets)?;
+        let mut tls = crate::load_tls::client(&self.tls, &targets)?;
+        if protocol.is_h2() {
+            tls = tls.map(|t| t.with_alpn_h2());
+        }
         let mut c = Config::new(targets);
         c.tls = tls;
+        c.protocol = protocol;
         c.connections = self.connections;
         c.method = self.method.to_ascii_uppercase();
         c.headers = self.headers.clone();
@@ -247,6 +263,33 @@ impl LoadArgs {
         self.connect_to(&mut c)?;
         c.unix_socket = self.unix_socket.clone();
         Ok(c)
+    }
+
+    /// HTTP/1.1, or HTTP/2 with `--h2` (https://) or `--h2c` (http://) and `--streams`.
+    fn protocol(&self, targets: &[Target]) -> anyhow::Result<twelve_load::Protocol> {
+        let tls = targets.first().is_some_and(|t| t.tls);
+        if self.h2 && !tls {
+            anyhow::bail!(
+                "--h2 speaks HTTP/2 over TLS: give an https:// URL, or use --h2c for http://"
+            );
+        }
+        if self.h2c && tls {
+            anyhow::bail!(
+                "--h2c speaks HTTP/2 with prior knowledge over plain TCP: give an http:// URL, \
+                 or use --h2 for https://"
+            );
+        }
+        if !(self.h2 || self.h2c) {
+            if self.streams != 1 {
+                anyhow::bail!(
+                    "--streams {}: streams are HTTP/2's; add --h2 (https://) or --h2c (http://)",
+                    self.streams
+                );
+            }
+            return Ok(twelve_load::Protocol::Http1);
+        }
+        let streams = u32::try_from(self.streams).unwrap_or(u32::MAX);
+        Ok(twelve_load::Protocol::H2 { streams })
     }
 
     /// The socket engine `--io` asks for, probed: `uring` where io_uring cannot run is an

@@ -149,6 +149,45 @@ impl RxTime {
     }
 }
 
+/// The HTTP version the connections speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// HTTP/1.1, pipelined up to `-p`.
+    #[default]
+    Http1,
+    /// HTTP/2 (`--h2`: ALPN h2 on https://; `--h2c`: prior knowledge on http://), at most
+    /// `streams` requests in flight per connection (h2load's `-m`), fewer when the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS says so.
+    H2 {
+        /// `--streams`.
+        streams: u32,
+    },
+}
+
+impl Protocol {
+    /// Whether the run speaks HTTP/2.
+    pub fn is_h2(self) -> bool {
+        matches!(self, Protocol::H2 { .. })
+    }
+
+    /// How the reports name it: `http/1.1`, `h2` or `h2c`, by the targets' scheme.
+    pub fn name(self, tls: bool) -> &'static str {
+        match (self, tls) {
+            (Protocol::Http1, _) => "http/1.1",
+            (Protocol::H2 { .. }, true) => "h2",
+            (Protocol::H2 { .. }, false) => "h2c",
+        }
+    }
+
+    /// Streams per connection: 1 over HTTP/1.1.
+    pub fn streams(self) -> u32 {
+        match self {
+            Protocol::Http1 => 1,
+            Protocol::H2 { streams } => streams,
+        }
+    }
+}
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -217,6 +256,8 @@ pub struct Config {
     pub io: ClientIo,
     /// When a response counts as received.
     pub rx_time: RxTime,
+    /// HTTP/1.1 or HTTP/2.
+    pub protocol: Protocol,
 }
 
 impl Config {
@@ -248,6 +289,7 @@ impl Config {
             seed: 1,
             io: ClientIo::Epoll,
             rx_time: RxTime::Kernel,
+            protocol: Protocol::Http1,
         }
     }
 
@@ -299,6 +341,23 @@ impl Config {
                 "-p/--pipeline {}: must be from 1 to 1024",
                 self.pipeline
             )));
+        }
+        if let Protocol::H2 { streams } = self.protocol {
+            if self.pipeline != 1 {
+                return Err(ConfigError(format!(
+                    "-p/--pipeline {}: HTTP/2 does not pipeline; it multiplexes up to \
+                     --streams requests per connection",
+                    self.pipeline
+                )));
+            }
+            if !(1..=100_000).contains(&streams) {
+                return Err(ConfigError(format!(
+                    "--streams {streams}: must be from 1 to 100000"
+                )));
+            }
+            if self.unix_socket.is_some() {
+                return bad("--unix-socket carries HTTP/1.1 only; drop --h2/--h2c");
+            }
         }
         if self.requests_per_conn == Some(0) {
             return bad("--requests-per-conn 0: must be at least 1");

@@ -9,7 +9,9 @@
 //! memory per connection (a touched page of it, and one of the heap chunk after it) several
 //! times wrk's (docs/results.md#the-client-against-wrk-and-gcannon).
 //!
-//! This is the one place the load generator uses twelve-http's client response parser.
+//! This is the one place the load generator uses twelve-http's client response parser. Over
+//! HTTP/2 the slot hands its windows and reads to its [`H2Conn`] instead (`crate::h2`).
+use crate::h2::{self, H2Conn};
 use crate::request::RequestSet;
 use std::collections::VecDeque;
 use twelve_http::Status;
@@ -75,6 +77,30 @@ pub(crate) enum Failure {
     Read,
     /// The peer closed inside a body.
     BodyLength,
+    /// HTTP/2: the server reset a stream (RST_STREAM), other than REFUSED_STREAM.
+    H2Reset,
+    /// HTTP/2: a request the server did not process (REFUSED_STREAM, or above a GOAWAY's
+    /// last stream): not sent, and never answered.
+    H2Refused,
+    /// HTTP/2: a response broke a rule of its stream (no `:status`, over its window); the
+    /// client reset the stream.
+    H2Stream,
+    /// HTTP/2: the server sent GOAWAY; the connection ends once the streams it serves end.
+    H2GoAway,
+    /// HTTP/2: a connection error (a malformed frame, HPACK, flow control): GOAWAY sent.
+    H2Protocol,
+    /// HTTP/2: the connection has nothing more to do after a GOAWAY; closed, not counted.
+    H2Done,
+}
+
+impl Failure {
+    /// Whether the connection is dropped; an HTTP/2 stream's failure leaves it open.
+    pub(crate) fn ends_conn(self) -> bool {
+        !matches!(
+            self,
+            Failure::H2Reset | Failure::H2Refused | Failure::H2Stream | Failure::H2GoAway
+        )
+    }
 }
 
 impl From<ParseErr> for Failure {
@@ -118,10 +144,21 @@ pub(crate) struct Conn {
     handshaking: bool,
     /// The window being written, rendered with its own numbers, in a templated run.
     rendered: Vec<u8>,
+    /// HTTP/2: the streams and frames of the connection; `None` over HTTP/1.1.
+    h2: Option<Box<H2Conn>>,
 }
 
 impl Conn {
     pub(crate) fn new(setup: ConnSetup) -> Self {
+        Self::with_h2(setup, None)
+    }
+
+    /// A slot that speaks HTTP/2 with at most `streams` open at once (`setup.pipeline` is 1).
+    pub(crate) fn new_h2(setup: ConnSetup, streams: u32) -> Self {
+        Self::with_h2(setup, Some(Box::new(H2Conn::new(streams))))
+    }
+
+    fn with_h2(setup: ConnSetup, h2: Option<Box<H2Conn>>) -> Self {
         let mut parser = ResponseParser::new();
         parser.set_head_request(setup.head);
         Self {
@@ -142,7 +179,25 @@ impl Conn {
             in_ready: false,
             handshaking: false,
             rendered: Vec::new(),
+            h2,
         }
+    }
+
+    /// Whether the slot speaks HTTP/2.
+    #[inline]
+    pub(crate) fn is_h2(&self) -> bool {
+        self.h2.is_some()
+    }
+
+    /// HTTP/2: the stream limit in force and whether the server lowered `--streams`.
+    pub(crate) fn h2_limit(&self) -> Option<(u32, bool)> {
+        self.h2.as_ref().map(|h| h.limit())
+    }
+
+    /// HTTP/2: frames wait to be written (the preface, ACKs, window updates) and no window
+    /// is being written: the dispatch sends them.
+    pub(crate) fn has_output(&self) -> bool {
+        self.pending.is_none() && self.h2.as_ref().is_some_and(|h| h.has_output())
     }
 
     pub(crate) fn phase(&self) -> Phase {
@@ -162,6 +217,9 @@ impl Conn {
     /// The connect finished; returns whether this slot was connected before (a reconnect).
     pub(crate) fn opened(&mut self) -> bool {
         self.phase = Phase::Open;
+        if let Some(h) = &mut self.h2 {
+            h.start();
+        }
         std::mem::replace(&mut self.ever_open, true)
     }
 
@@ -180,21 +238,30 @@ impl Conn {
         self.write_stalled = false;
         self.in_ready = false;
         self.handshaking = false;
+        if let Some(h) = &mut self.h2 {
+            h.reset();
+        }
     }
 
     /// Whether requests are in flight.
     pub(crate) fn has_inflight(&self) -> bool {
-        !self.inflight.is_empty()
+        match &self.h2 {
+            Some(h) => h.has_inflight(),
+            None => !self.inflight.is_empty(),
+        }
     }
 
     /// Nothing in flight and nothing reserved: a count-bounded run may end.
     pub(crate) fn is_idle(&self) -> bool {
-        self.inflight.is_empty() && self.reserved == 0
+        !self.has_inflight() && self.reserved == 0
     }
 
     /// When the oldest request in flight was sent.
     pub(crate) fn oldest_sent_ns(&self) -> Option<u64> {
-        self.inflight.front().map(|&(_, sent)| sent)
+        match &self.h2 {
+            Some(h) => h.oldest_sent_ns(),
+            None => self.inflight.front().map(|&(_, sent)| sent),
+        }
     }
 
     /// Requests this connection may still send before the client reopens it.
@@ -216,7 +283,10 @@ impl Conn {
         if self.phase != Phase::Open || self.pending.is_some() {
             return 0;
         }
-        let free = self.setup.pipeline - self.inflight.len();
+        let free = match &self.h2 {
+            Some(h) => h.room(),
+            None => self.setup.pipeline - self.inflight.len(),
+        };
         free.min(usize::try_from(self.quota()).unwrap_or(usize::MAX))
     }
 
@@ -262,6 +332,9 @@ impl Conn {
     /// window.
     #[inline]
     pub(crate) fn queue(&mut self, intended_ns: u64, sent_ns: u64) {
+        if let Some(h) = &mut self.h2 {
+            return h.queue(intended_ns, sent_ns);
+        }
         debug_assert!(self.pending.is_none() && self.inflight.len() < self.setup.pipeline);
         self.inflight.push_back((intended_ns, sent_ns));
         self.queued += 1;
@@ -270,6 +343,18 @@ impl Conn {
     /// Makes the queued requests one window, written by one `send`; returns its size. A
     /// templated run renders the window here, once, so a short write resumes the same bytes.
     pub(crate) fn start_window(&mut self, requests: &RequestSet, rng: &mut u64) -> usize {
+        if let Some(h) = &mut self.h2 {
+            let count = h.write_requests(requests, &mut self.next_url, rng);
+            self.sent_here += count as u64;
+            if !h.out.is_empty() && self.pending.is_none() {
+                self.pending = Some(Pending {
+                    first: 0,
+                    count,
+                    sent: 0,
+                });
+            }
+            return count;
+        }
         let count = std::mem::take(&mut self.queued);
         if count > 0 {
             self.pending = Some(Pending {
@@ -290,6 +375,9 @@ impl Conn {
     #[inline]
     pub(crate) fn unsent<'a>(&'a self, requests: &'a RequestSet) -> Option<&'a [u8]> {
         let p = self.pending?;
+        if let Some(h) = &self.h2 {
+            return Some(&h.out[h.sent..]);
+        }
         Some(if requests.is_templated() {
             &self.rendered[p.sent..]
         } else {
@@ -302,6 +390,10 @@ impl Conn {
     #[inline]
     pub(crate) fn sent_all(&mut self) -> bool {
         self.pending = None;
+        if let Some(h) = &mut self.h2 {
+            h.out.clear();
+            h.sent = 0;
+        }
         std::mem::take(&mut self.write_stalled)
     }
 
@@ -310,6 +402,9 @@ impl Conn {
     pub(crate) fn sent_part(&mut self, n: usize) -> bool {
         if let Some(p) = &mut self.pending {
             p.sent += n;
+        }
+        if let Some(h) = &mut self.h2 {
+            h.sent += n;
         }
         !std::mem::replace(&mut self.write_stalled, true)
     }
@@ -339,6 +434,9 @@ impl Conn {
         rx: &[u8],
         heads: &mut HeadMemo,
     ) -> Result<Option<Answer>, Failure> {
+        if self.h2.is_some() {
+            return self.next_h2(rx);
+        }
         let (used, status) = self.parser.parse_with(&rx[self.start..self.end], heads)?;
         self.start += used;
         match status {
@@ -355,9 +453,44 @@ impl Conn {
         }
     }
 
+    /// HTTP/2: the next answer (or failure) in `rx[start..end]`; what is left unread is kept
+    /// as the tail when more bytes are needed.
+    fn next_h2(&mut self, rx: &[u8]) -> Result<Option<Answer>, Failure> {
+        let Some(h) = &mut self.h2 else {
+            return Ok(None);
+        };
+        let mut used = 0;
+        let step = h.next(&rx[self.start..self.end], &mut used);
+        self.start += used;
+        match step {
+            h2::Step::Answer { tag, status } => {
+                let done = h.is_done() || (self.quota() == 0 && !self.has_inflight());
+                Ok(Some(Answer {
+                    intended_ns: tag.intended_ns,
+                    sent_ns: tag.sent_ns,
+                    code: status,
+                    close: done,
+                }))
+            }
+            h2::Step::Fail(f) => Err(f),
+            h2::Step::Need => {
+                self.tail.extend_from_slice(&rx[self.start..self.end]);
+                self.start = self.end;
+                if h.is_done() {
+                    return Err(Failure::H2Done);
+                }
+                Ok(None)
+            }
+        }
+    }
+
     /// The peer closed: a response framed by the close completes now (`Ok(Some)`), or nothing
     /// was pending (`Ok(None)`), or one was cut short.
     pub(crate) fn on_eof(&mut self) -> Result<Option<Answer>, Failure> {
+        if self.h2.is_some() {
+            // HTTP/2 frames every response: a close ends none.
+            return Ok(None);
+        }
         match self.parser.eof(self.tail.len())? {
             Some(done) => self.answer(done.code, done.keep_alive).map(Some),
             None => Ok(None),

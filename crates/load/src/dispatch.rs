@@ -79,7 +79,10 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         let slots = conns;
         let conns = (0..slots)
             .map(|i| {
-                let mut c = Conn::new(setup);
+                let mut c = match cfg.protocol {
+                    crate::config::Protocol::H2 { streams } => Conn::new_h2(setup, streams),
+                    crate::config::Protocol::Http1 => Conn::new(setup),
+                };
                 c.start_at_url(stagger + i);
                 c
             })
@@ -342,20 +345,24 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
         match self.s.config.model {
             Model::Closed => {
-                if c.has_inflight() {
+                let n = if c.is_h2() {
+                    // Each free stream takes the next request (see `crate::h2`).
+                    crate::h2::closed_batch(c, &self.s.budget)
+                } else if c.has_inflight() {
                     return;
-                }
-                let n = match c.take_reserved() {
-                    0 => {
-                        let want = (self.s.config.pipeline as u64).min(c.quota());
-                        self.s.budget.take(want)
+                } else {
+                    match c.take_reserved() {
+                        0 => {
+                            let want = (self.s.config.pipeline as u64).min(c.quota());
+                            self.s.budget.take(want)
+                        }
+                        r => r,
                     }
-                    r => r,
                 };
                 for _ in 0..n {
                     c.queue(now, now);
                 }
-                if n > 0 {
+                if n > 0 || c.has_output() {
                     self.send_window(i, now);
                 }
             }
@@ -363,6 +370,10 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                 if !c.is_ready() && c.room() > 0 {
                     c.set_ready(true);
                     self.ready.push(i as u32);
+                }
+                if c.has_output() {
+                    // HTTP/2's preface, ACKs and window updates do not wait for a due slot.
+                    self.send_window(i, now);
                 }
             }
         }
@@ -465,7 +476,25 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                         return;
                     }
                 }
-                Ok(None) => break,
+                Ok(None) => {
+                    if let Some((limit, _)) = self.conns[i].h2_limit() {
+                        self.tally.stream_limit(limit);
+                    }
+                    break;
+                }
+                Err(f) if !f.ends_conn() => {
+                    // One HTTP/2 stream failed; the connection goes on.
+                    self.tally.count_failure(f);
+                    let cfg = &self.s.config;
+                    if f == Failure::H2Refused
+                        && cfg.model == Model::Closed
+                        && matches!(cfg.stop, Stop::Requests(_))
+                    {
+                        // Never processed: a `-n` run sends it again.
+                        let c = &mut self.conns[i];
+                        c.reserve(c.reserved() + 1);
+                    }
+                }
                 Err(f) => {
                     self.fail(i, f, now);
                     return;

@@ -22,6 +22,7 @@ pub mod config;
 mod conn;
 mod dispatch;
 mod epoll;
+mod h2;
 mod io;
 pub mod live;
 pub mod pacing;
@@ -43,7 +44,7 @@ mod worker;
 
 pub use clock::{Clock, MonoClock, SimClock};
 pub use config::{
-    Arrival, ClientIo, Config, ConfigError, Model, RxTime, Stop, Target, parse_count,
+    Arrival, ClientIo, Config, ConfigError, Model, Protocol, RxTime, Stop, Target, parse_count,
     parse_duration, parse_rate,
 };
 pub use live::ErrorKinds;

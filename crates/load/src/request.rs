@@ -24,6 +24,10 @@ pub struct RequestSet {
     seq: AtomicU64,
     /// This shard's (index, count): its sequence numbers are `index + count × n`.
     stripe: (u64, u64),
+    /// HTTP/2 runs: each URL's request as fields (`crate::h2`); empty otherwise.
+    h2: Vec<crate::h2::H2Request>,
+    /// `https://` targets.
+    tls: bool,
 }
 
 impl RequestSet {
@@ -50,6 +54,17 @@ impl RequestSet {
                 offsets.push(bytes.len());
             }
         }
+        let h2 = if config.protocol.is_h2() {
+            one.iter()
+                .map(|r| {
+                    let mut q = crate::h2::H2Request::default();
+                    q.read_h1(r);
+                    q
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let stripe = config
             .shard
             .map_or((0, 1), |s| (u64::from(s.index), u64::from(s.count)));
@@ -68,7 +83,19 @@ impl RequestSet {
             holes,
             seq: AtomicU64::new(0),
             stripe,
+            h2,
+            tls: config.targets.first().is_some_and(|t| t.tls),
         }
+    }
+
+    /// HTTP/2: URL `i`'s request as fields.
+    pub(crate) fn h2(&self, i: usize) -> &crate::h2::H2Request {
+        &self.h2[i % self.urls]
+    }
+
+    /// Whether the targets are `https://` (HTTP/2's `:scheme`).
+    pub(crate) fn is_tls(&self) -> bool {
+        self.tls
     }
 
     /// Whether requests carry placeholders: windows then come from [`RequestSet::render`].

@@ -96,7 +96,10 @@ pub fn run_until(
     if let (Some(tls), Some(t)) = (&config.tls, config.targets.first())
         && t.tls
     {
-        crate::tls::preflight(t, tls, config.connect_timeout).map_err(LoadError::Config)?;
+        let h2 = config.protocol.is_h2();
+        crate::tls::preflight(t, tls, config.connect_timeout, h2).map_err(LoadError::Config)?;
+    } else if let Some(t) = config.targets.first().filter(|_| config.protocol.is_h2()) {
+        crate::h2::preflight_h2c(t, config.connect_timeout).map_err(LoadError::Config)?;
     }
     if matches!(config.stop, Stop::Requests(_)) && !config.warmup.is_zero() {
         return Err(LoadError::Config(ConfigError(
@@ -473,6 +476,11 @@ pub fn info_of(config: &Config) -> RunInfo {
             },
         }),
         max_error_percent: None,
+        protocol: config.protocol.is_h2().then(|| {
+            let tls = config.targets.first().is_some_and(|t| t.tls);
+            config.protocol.name(tls).to_owned()
+        }),
+        streams: config.protocol.is_h2().then(|| config.protocol.streams()),
         tls: config
             .tls
             .as_ref()

@@ -200,7 +200,7 @@ impl Tally {
             connect: e.connect_refused + e.connect_timeout + e.connect_other,
             io: e.read + e.write,
             timeout: e.timeout,
-            parse: e.parse + e.body_length,
+            parse: e.parse + e.body_length + e.h2.stream + e.h2.protocol,
             status: self.bad_status_all,
         };
         slot.live.publish(&self.live_hist, &kinds);
@@ -221,6 +221,21 @@ impl Tally {
             Failure::Parse => self.count(|e| e.parse += 1),
             Failure::Read => self.count(|e| e.read += 1),
             Failure::BodyLength => self.count(|e| e.body_length += 1),
+            Failure::H2Reset => self.count(|e| e.h2.reset += 1),
+            Failure::H2Refused => self.count(|e| e.h2.refused += 1),
+            Failure::H2Stream => self.count(|e| e.h2.stream += 1),
+            Failure::H2GoAway => self.count(|e| e.h2.goaway += 1),
+            Failure::H2Protocol => self.count(|e| e.h2.protocol += 1),
+            Failure::H2Done => {}
+        }
+    }
+
+    /// HTTP/2: `limit` streams are in force on a connection; the books keep the fewest.
+    #[inline]
+    pub(crate) fn stream_limit(&mut self, limit: u32) {
+        let l = &mut self.res.errors.h2.stream_limit;
+        if *l == 0 || u64::from(limit) < *l {
+            *l = u64::from(limit);
         }
     }
 

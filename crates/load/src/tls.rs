@@ -236,6 +236,7 @@ pub(crate) fn preflight(
     target: &crate::Target,
     tls: &ClientTls,
     timeout: std::time::Duration,
+    h2: bool,
 ) -> Result<(), crate::ConfigError> {
     use std::io::{Read, Write};
     let bad = |why: String| crate::ConfigError(format!("{}: {why}", target.url));
@@ -274,8 +275,16 @@ pub(crate) fn preflight(
             return Err(failed(f, s.failure_detail()));
         }
     }
+    let alpn_h2 = s.alpn() == Some(twelve_tls::ALPN_H2);
     s.close_notify();
     let _ = sock.write_all(s.outgoing());
+    if h2 && !alpn_h2 {
+        return Err(bad(format!(
+            "{} does not offer HTTP/2 in its TLS handshake (ALPN h2); drop --h2 to bench it \
+             over HTTP/1.1",
+            target.host()
+        )));
+    }
     Ok(())
 }
 

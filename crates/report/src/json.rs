@@ -108,6 +108,15 @@ pub struct Config {
     pub cpus: Vec<usize>,
     /// Embedded server CPU.
     pub server_cpu: Option<usize>,
+    /// `http/1.1`, `h2` or `h2c`.
+    pub protocol: String,
+    /// Most requests in flight per connection: `--streams` over HTTP/2, the pipeline depth
+    /// over HTTP/1.1.
+    pub streams: u64,
+    /// HTTP/2: the fewest streams in force on a connection, when the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS lowered `streams`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams_capped_to: Option<u64>,
     /// `https://`: how the server was trusted and whether sessions resumed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<String>,
@@ -179,6 +188,24 @@ pub struct ErrorsJson {
     pub bad_status: u64,
     /// Every response by status code (all codes, good ones included).
     pub status: BTreeMap<String, u64>,
+    /// HTTP/2's failures by kind, on an HTTP/2 run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub h2: Option<H2ErrorsJson>,
+}
+
+/// HTTP/2's failures by kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct H2ErrorsJson {
+    /// RST_STREAM from the server (other than REFUSED_STREAM).
+    pub reset: u64,
+    /// Not processed (REFUSED_STREAM, above a GOAWAY's last stream): not sent.
+    pub refused: u64,
+    /// Responses that broke their stream's rules; the client reset the stream.
+    pub stream: u64,
+    /// GOAWAY frames received.
+    pub goaway: u64,
+    /// Connection errors; the client sent GOAWAY.
+    pub protocol: u64,
 }
 
 /// Concurrency reached.
@@ -253,7 +280,7 @@ impl JsonReport {
         Self {
             schema: SCHEMA_ID,
             version: version.to_string(),
-            config: Config::of(&s.info),
+            config: Config::of(&s.info, &s.errors.h2),
             requests: s.requests,
             duration_s: s.elapsed.as_secs_f64(),
             rps: s.rps,
@@ -292,8 +319,13 @@ impl JsonReport {
 }
 
 impl Config {
-    fn of(info: &RunInfo) -> Self {
+    fn of(info: &RunInfo, h2: &crate::H2Errors) -> Self {
+        let streams = info.streams.map_or(info.pipeline as u64, u64::from);
         Self {
+            protocol: info.protocol_name().to_owned(),
+            streams,
+            streams_capped_to: (h2.stream_limit > 0 && h2.stream_limit < streams)
+                .then_some(h2.stream_limit),
             urls: info.urls.clone(),
             method: info.method.clone(),
             threads: info.threads,
@@ -345,6 +377,13 @@ impl ErrorsJson {
             body_length: e.body_length,
             bad_status: e.bad_status(),
             status: e.status_counts().map(|(c, n)| (c.to_string(), n)).collect(),
+            h2: (e.h2.stream_limit > 0).then_some(H2ErrorsJson {
+                reset: e.h2.reset,
+                refused: e.h2.refused,
+                stream: e.h2.stream,
+                goaway: e.h2.goaway,
+                protocol: e.h2.protocol,
+            }),
         }
     }
 }

@@ -58,6 +58,10 @@ pub struct ConfigIn {
     pub io: Option<String>,
     #[serde(default)]
     pub rx_time: Option<String>,
+    #[serde(default)]
+    pub protocol: Option<String>,
+    #[serde(default)]
+    pub streams: Option<u32>,
 }
 
 /// The report's `config.shard`.
@@ -210,6 +214,10 @@ fn info_of(c: &ConfigIn) -> RunInfo {
         tls: c.tls.clone(),
         io: c.io.clone(),
         rx_time: c.rx_time.clone(),
+        protocol: c.protocol.clone().filter(|p| p != "http/1.1"),
+        streams: c
+            .streams
+            .filter(|_| c.protocol.as_deref().is_some_and(|p| p != "http/1.1")),
     }
 }
 

@@ -104,6 +104,10 @@ pub struct RawErrors {
     pub body_length: u64,
     /// Responses by status code.
     pub status: BTreeMap<u16, u64>,
+    /// HTTP/2's failures by kind (reset, refused, stream, goaway, protocol, stream_limit),
+    /// on an HTTP/2 run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2: Option<[u64; 6]>,
 }
 
 /// [`ConnCounts`] as data.
@@ -181,6 +185,14 @@ impl RawWorker {
                 parse: e.parse,
                 body_length: e.body_length,
                 status: e.status_counts().collect(),
+                h2: (e.h2.stream_limit > 0).then_some([
+                    e.h2.reset,
+                    e.h2.refused,
+                    e.h2.stream,
+                    e.h2.goaway,
+                    e.h2.protocol,
+                    e.h2.stream_limit,
+                ]),
             },
             conns: RawConns {
                 established: w.conns.established,
@@ -205,6 +217,16 @@ impl RawWorker {
             body_length: e.body_length,
             ..Errors::default()
         };
+        if let Some([reset, refused, stream, goaway, protocol, stream_limit]) = e.h2 {
+            errors.h2 = crate::H2Errors {
+                reset,
+                refused,
+                stream,
+                goaway,
+                protocol,
+                stream_limit,
+            };
+        }
         for (&code, &n) in &e.status {
             *errors
                 .status

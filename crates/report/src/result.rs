@@ -59,6 +59,17 @@ pub struct RunInfo {
     /// Which slice of a sharded run this was (`--shard I/N`); `connections`, `rate_per_s`
     /// and `requests` above are then the shard's own.
     pub shard: Option<ShardInfo>,
+    /// `h2` or `h2c` for an HTTP/2 run (`None`: HTTP/1.1).
+    pub protocol: Option<String>,
+    /// HTTP/2: the most streams per connection asked for (`--streams`).
+    pub streams: Option<u32>,
+}
+
+impl RunInfo {
+    /// The protocol's name: `http/1.1`, `h2` or `h2c`.
+    pub fn protocol_name(&self) -> &str {
+        self.protocol.as_deref().unwrap_or("http/1.1")
+    }
 }
 
 /// A shard of a run split across load generators, and the whole run it is part of.
@@ -103,6 +114,49 @@ pub struct Errors {
     pub body_length: u64,
     /// Responses by status code (index = code, 0..1000).
     pub status: Box<[u64; 1000]>,
+    /// HTTP/2's own failures, by kind.
+    pub h2: H2Errors,
+}
+
+/// HTTP/2's failures by kind (all 0 over HTTP/1.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct H2Errors {
+    /// The server reset a stream (RST_STREAM other than REFUSED_STREAM): no answer.
+    pub reset: u64,
+    /// Requests the server did not process (REFUSED_STREAM, or above a GOAWAY's last
+    /// stream): not sent, never answered; a `-n` run sends them again.
+    pub refused: u64,
+    /// Responses that broke a rule of their stream (no `:status`, over the stream's window):
+    /// the client reset the stream.
+    pub stream: u64,
+    /// GOAWAY frames received (the connection ends once its served streams end).
+    pub goaway: u64,
+    /// Connection errors (malformed frames, HPACK, flow control): the client sent GOAWAY.
+    pub protocol: u64,
+    /// The fewest streams in force on any connection (`--streams`, lowered by the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS); 0 when no connection spoke HTTP/2.
+    pub stream_limit: u64,
+}
+
+impl H2Errors {
+    /// Adds `o` into `self`.
+    pub fn add(&mut self, o: &H2Errors) {
+        self.reset += o.reset;
+        self.refused += o.refused;
+        self.stream += o.stream;
+        self.goaway += o.goaway;
+        self.protocol += o.protocol;
+        self.stream_limit = match (self.stream_limit, o.stream_limit) {
+            (0, b) => b,
+            (a, 0) => a,
+            (a, b) => a.min(b),
+        };
+    }
+
+    /// Every HTTP/2 failure but GOAWAY (a server's graceful close is not an error).
+    pub fn total(&self) -> u64 {
+        self.reset + self.refused + self.stream + self.protocol
+    }
 }
 
 impl Default for Errors {
@@ -119,6 +173,7 @@ impl Default for Errors {
             parse: 0,
             body_length: 0,
             status: Box::new([0; 1000]),
+            h2: H2Errors::default(),
         }
     }
 }
@@ -136,6 +191,7 @@ impl Errors {
         self.timeout += other.timeout;
         self.parse += other.parse;
         self.body_length += other.body_length;
+        self.h2.add(&other.h2);
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
             *a += b;
         }
@@ -161,6 +217,7 @@ impl Errors {
             + self.timeout
             + self.parse
             + self.body_length
+            + self.h2.total()
             + self.bad_status()
     }
 

@@ -86,6 +86,13 @@ fn heading(o: &mut String, s: &Summary) {
         info.pipeline,
         trim_float(info.warmup.as_secs_f64())
     );
+    if let Some(streams) = info.streams {
+        let _ = writeln!(
+            o,
+            "  HTTP/2 ({}), {streams} streams per connection",
+            info.protocol_name()
+        );
+    }
 }
 
 /// wrk's `Thread Stats` block: latency and Req/Sec rows.
@@ -194,6 +201,25 @@ fn errors(o: &mut String, s: &Summary) {
                 e.connect_no_port, e.connect_no_fd
             );
         }
+    }
+    let h = &e.h2;
+    if let Some(streams) = s.info.streams
+        && h.stream_limit > 0
+        && h.stream_limit < u64::from(streams)
+    {
+        let _ = writeln!(
+            o,
+            "  The server's SETTINGS_MAX_CONCURRENT_STREAMS capped --streams {streams} to {}",
+            h.stream_limit
+        );
+    }
+    if h.total() + h.goaway > 0 {
+        let _ = writeln!(
+            o,
+            "  HTTP/2 errors: stream reset by the server {}, refused (not sent) {}, bad response \
+             {}, GOAWAY received {}, protocol {}",
+            h.reset, h.refused, h.stream, h.goaway, h.protocol
+        );
     }
     if e.parse + e.body_length > 0 {
         let _ = writeln!(

@@ -1,5 +1,5 @@
 //! [`ClientTls`]: the load generator's client configuration: trust anchors from the system
-//! store or `--cacert`, or none at all with `--insecure`; TLS versions; ALPN `http/1.1`;
+//! store or `--cacert`, or none at all with `--insecure`; TLS versions; ALPN `http/1.1` (or `h2`);
 //! session resumption on reconnect unless turned off.
 
 use crate::server::read_certs;
@@ -125,6 +125,17 @@ impl ClientTls {
     pub fn without_resumption(&self) -> Self {
         let mut config = (*self.config).clone();
         config.resumption = Resumption::disabled();
+        Self {
+            config: Arc::new(config),
+            trust: Arc::clone(&self.trust),
+        }
+    }
+
+    /// The same configuration offering only ALPN `h2`: HTTP/2 over TLS (RFC 9113 §3.2), for
+    /// `twelve bench --h2`.
+    pub fn with_alpn_h2(&self) -> Self {
+        let mut config = (*self.config).clone();
+        config.alpn_protocols = vec![crate::ALPN_H2.to_vec()];
         Self {
             config: Arc::new(config),
             trust: Arc::clone(&self.trust),
