@@ -126,7 +126,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let plan = plan_cpus(&args)?;
     // Every flag is checked before any load starts (the URL is resolved by `config`).
-    config(&args, &["http://127.0.0.1:9/".to_string()])?.validate()?;
+    // (The URLs' scheme is kept: --h2 and --h2c are checked against it.)
+    let scheme = match args.urls.first() {
+        Some(u) if u.starts_with("https://") => "https",
+        _ => "http",
+    };
+    config(&args, &[format!("{scheme}://127.0.0.1:9/")])?.validate()?;
     crate::limits::check_connections(args.load.connections, plan.server.is_some())?;
     let (server, urls) = Embedded::start(plan.server, &args.urls)?;
     let mut config = config(&args, &urls)?;

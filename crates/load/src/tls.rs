@@ -248,7 +248,18 @@ pub(crate) fn preflight(
         .map_err(|e| bad(e.to_string()))?;
     let mut s = tls.without_resumption().session(&name);
     let mut buf = vec![0; CIPHER_BUF];
+    let no_h2 = || {
+        bad(format!(
+            "{} does not offer HTTP/2 in its TLS handshake (ALPN h2); drop --h2 to bench it \
+             over HTTP/1.1",
+            target.host()
+        ))
+    };
     let failed = |f: Failure, detail: Option<&str>| {
+        // A server with no protocol in common refuses the handshake (RFC 7301 §3.2).
+        if h2 && detail.is_some_and(|d| d.contains("NoApplicationProtocol")) {
+            return no_h2();
+        }
         let hint = if f.is_certificate() {
             " (--cacert FILE to trust its issuer, or --insecure to skip verification)"
         } else {
@@ -279,11 +290,7 @@ pub(crate) fn preflight(
     s.close_notify();
     let _ = sock.write_all(s.outgoing());
     if h2 && !alpn_h2 {
-        return Err(bad(format!(
-            "{} does not offer HTTP/2 in its TLS handshake (ALPN h2); drop --h2 to bench it \
-             over HTTP/1.1",
-            target.host()
-        )));
+        return Err(no_h2());
     }
     Ok(())
 }
