@@ -384,6 +384,99 @@ pub(crate) fn preflight_h2c(
 mod tests {
     use super::*;
 
+    use crate::config::{Config, Protocol, Target};
+    use crate::conn::{ConnSetup, RECV_BUF};
+    use crate::schedule::Budget;
+    use twelve_http::client::HeadMemo;
+    use twelve_http::h2::{Fields, ServerConfig, ServerConn, Step as ServerStep};
+
+    /// A slot speaking h2c to `ServerConn` in memory: the preface, the server's SETTINGS, then
+    /// a closed-model batch on every free stream, each answer paired with its own request.
+    #[test]
+    fn a_slot_runs_its_streams_against_the_server_connection() {
+        let mut cfg = Config::new(vec![
+            Target::parse("http://127.0.0.1:9/a").unwrap(),
+            Target::parse("http://127.0.0.1:9/b").unwrap(),
+        ]);
+        cfg.protocol = Protocol::H2 { streams: 3 };
+        let requests = RequestSet::build(&cfg);
+        let setup = ConnSetup {
+            pipeline: 1,
+            per_conn: None,
+            urls: 2,
+            head: false,
+        };
+        let mut conn = Conn::new_h2(setup, 3);
+        conn.connecting(0);
+        conn.opened();
+        let mut server = ServerConn::new(ServerConfig::default());
+        let (mut to_client, mut at_server) = (Vec::new(), 0);
+        server.start(&mut to_client);
+        let (mut fields, mut body) = (Fields::default(), Vec::new());
+        let mut rx = vec![0; RECV_BUF];
+        let mut seen = Vec::new();
+        let mut answers = Vec::new();
+        let budget = Budget::new(7);
+        let mut to_server = Vec::new();
+        for _ in 0..20 {
+            // The client: whatever it has to send (the preface first), and a batch on every
+            // free stream, tagged by its order.
+            if conn.has_output() || conn.room() > 0 {
+                let n = closed_batch(&mut conn, &budget);
+                for k in 0..n {
+                    conn.queue(seen.len() as u64 * 10 + k, 0);
+                }
+                conn.start_window(&requests, &mut 1);
+                if let Some(bytes) = conn.unsent(&requests) {
+                    to_server.extend_from_slice(bytes);
+                    conn.sent_all();
+                }
+            }
+            loop {
+                let step = server.poll(
+                    &to_server[at_server..],
+                    &mut to_client,
+                    &mut fields,
+                    &mut body,
+                );
+                match step {
+                    ServerStep::Partial => break,
+                    ServerStep::Handled(n) => at_server += n,
+                    ServerStep::Request { used, stream } => {
+                        at_server += used;
+                        let mut h = [twelve_http::Header::EMPTY; 8];
+                        let req = fields.request(&mut h, 0).unwrap();
+                        seen.push(req.target().to_string());
+                        server.headers(&mut to_client, stream, true, |enc, out| {
+                            twelve_http::h2::respond::head(enc, out, 204, None, None, &[]);
+                        });
+                    }
+                    other => panic!("server: {other:?}"),
+                }
+            }
+            // The server's bytes reach the client in one read.
+            let kept = conn.restore_tail(&mut rx);
+            rx[kept..kept + to_client.len()].copy_from_slice(&to_client);
+            conn.on_read(kept + to_client.len());
+            to_client.clear();
+            while let Some(a) = conn.next_answer(&rx, &mut HeadMemo::default()).unwrap() {
+                answers.push((a.intended_ns, a.code));
+            }
+            if answers.len() == 7 {
+                break;
+            }
+        }
+        assert_eq!(
+            seen,
+            ["/a", "/b", "/a", "/b", "/a", "/b", "/a"],
+            "URLs in turn"
+        );
+        assert_eq!(answers.len(), 7);
+        assert!(answers.iter().all(|&(_, code)| code == 204));
+        assert!(!conn.has_inflight());
+        assert_eq!(conn.h2_limit(), Some((3, false)));
+    }
+
     #[test]
     fn an_http1_request_reads_back_as_fields() {
         let mut r = H2Request::default();
