@@ -45,7 +45,7 @@ pub struct ClientConfig {
 }
 
 impl Default for ClientConfig {
-    /// h2load's defaults: 100 streams would be its `-m` of 1; windows of 2^30-1 (its `-w 30`
+    /// h2load's defaults: one stream at a time (its `-m 1`), windows of 2^30-1 (its `-w 30`
     /// and `-W 30`), so that a window update is rare.
     fn default() -> Self {
         Self {
