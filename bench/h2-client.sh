@@ -10,6 +10,7 @@
 # Usage: bench/h2-client.sh [OUTDIR]       (default bench/runs/<date>-h2-client)
 # Env:   ROUNDS=3 DURATION=4 WARMUP=1 (seconds) CONNS=64 STREAMS="1 10 100" CAP=50
 #        MODES="uncapped capped" BIN=path/to/twelve (default: build the bench-bin profile)
+#        CLIENTS="h2load twelve" (twelve_nonap: twelve bench --coalesce off, which never naps)
 # Needs root (the cgroup CPU cap), h2o, nghttp2-client (h2load), openssl, python3.
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
@@ -17,6 +18,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-h2-client}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-4}; WARMUP=${WARMUP:-1}; CONNS=${CONNS:-64}
 STREAMS=${STREAMS:-1 10 100}; CAP=${CAP:-50}; MODES=${MODES:-uncapped capped}
+CLIENTS=${CLIENTS:-h2load twelve}
 # Plain (h2c) and TLS ports of each server.
 TW_C=9540; TW_S=9541; HO_C=9550; HO_S=9551
 mkdir -p "$OUT/raw"
@@ -90,7 +92,7 @@ done
   echo "- h2o: $(h2o --version | head -1); h2load: $(h2load --version | head -1)"
   echo "- servers: one worker each, pinned to CPU 0; capped mode: h2o at $CAP% of CPU 0"
   echo "- clients: -t1 on CPU 1, -c$CONNS, ${DURATION}s measured after a separate ${WARMUP}s warm-up run"
-  echo "- command: \`bench/h2-client.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS STREAMS=\"$STREAMS\" CAP=$CAP MODES=\"$MODES\")"
+  echo "- command: \`bench/h2-client.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS STREAMS=\"$STREAMS\" CAP=$CAP MODES=\"$MODES\" CLIENTS=\"$CLIENTS\")"
 } > "$OUT/README.md"
 
 # Each prints "requests"; bash `time` (in the caller) gives the client's user and system CPU.
@@ -100,9 +102,10 @@ run_h2load() { # URL STREAMS FILE
   { time taskset -c 1 h2load -t1 -c"$CONNS" -m"$2" -D"$DURATION" "$1" > "$3" 2>&1 || true; } 2> "$3.time"
   awk -F'[ ,]+' '/^requests:/{print $8}' "$3"
 }
+run_twelve_nonap() { EXTRA="--coalesce off" run_twelve "$@"; }
 run_twelve() { # URL STREAMS FILE
-  local proto=--h2c
-  case $1 in https://*) proto="--h2 --cacert $DIR/ca.pem" ;; esac
+  local proto="--h2c ${EXTRA:-}"
+  case $1 in https://*) proto="--h2 --cacert $DIR/ca.pem ${EXTRA:-}" ;; esac
   # shellcheck disable=SC2086
   timeout 60 "$BIN" bench $proto --streams "$2" --cpus 1 -t1 -c"$CONNS" -d"${WARMUP}s" \
     --warmup 0 "$1" > /dev/null 2>&1 || true
@@ -128,7 +131,7 @@ for mode in $MODES; do
         if [ "$proto" = h2c ]; then url="http://127.0.0.1:${ports%%:*}/plaintext"
         else url="https://127.0.0.1:${ports##*:}/plaintext"; fi
         for ((r = 1; r <= ROUNDS; r++)); do
-          for client in h2load twelve; do
+          for client in $CLIENTS; do
             f="$OUT/raw/$mode-$proto-m$m-$name-$client-$r.out"
             n=$(run_$client "$url" "$m" "$f")
             read -r u sy _ < "$f.time"
@@ -152,11 +155,12 @@ cells = {}
 for r in rows:
     key = (r["mode"], r["proto"], r["streams"], r["server"])
     cells.setdefault(key, {}).setdefault(r["client"], []).append(r)
-print("mode\tproto\tstreams\tserver\th2load_cpu_us\ttwelve_cpu_us\tcpu_ratio\th2load_rps\ttwelve_rps\trps_ratio")
+print("mode\tproto\tstreams\tserver\tclient\th2load_cpu_us\tclient_cpu_us\tcpu_ratio\th2load_rps\tclient_rps\trps_ratio")
 for (mode, proto, m, srv), by in cells.items():
     med = lambda c, k: statistics.median(float(x[k]) for x in by.get(c, [])) if by.get(c) else 0
-    hc, tc = med("h2load", "cpu_us_per_req"), med("twelve", "cpu_us_per_req")
-    hr, tr = med("h2load", "rps"), med("twelve", "rps")
-    print(f"{mode}\t{proto}\t{m}\t{srv}\t{hc:.3f}\t{tc:.3f}\t{tc/hc if hc else 0:.3f}\t{hr:.0f}\t{tr:.0f}\t{tr/hr if hr else 0:.3f}")
+    hc, hr = med("h2load", "cpu_us_per_req"), med("h2load", "rps")
+    for c in sorted(k for k in by if k != "h2load"):
+        tc, tr = med(c, "cpu_us_per_req"), med(c, "rps")
+        print(f"{mode}\t{proto}\t{m}\t{srv}\t{c}\t{hc:.3f}\t{tc:.3f}\t{tc/hc if hc else 0:.3f}\t{hr:.0f}\t{tr:.0f}\t{tr/hr if hr else 0:.3f}")
 PY
 cat "$OUT/summary.txt"

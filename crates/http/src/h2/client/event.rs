@@ -50,7 +50,8 @@ impl ClientFault {
     }
 }
 
-/// What one call of [`ClientConn::poll`] did. `T` is the caller's tag of each request.
+/// What one call of [`ClientConn::poll`](super::ClientConn::poll) did. `T` is the caller's
+/// tag of each request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event<T> {
     /// The input holds nothing more to use (or the connection is closed): read more.
@@ -76,7 +77,7 @@ pub enum Event<T> {
         used: usize,
         stream: u32,
         tag: T,
-        /// The error code, raw ([`ErrorCode::from_u32`]).
+        /// The error code, raw ([`ErrorCode::from_u32`](crate::h2::ErrorCode::from_u32)).
         code: u32,
     },
     /// The response on `stream` broke a rule: RST_STREAM is written, the connection goes on.
@@ -88,7 +89,8 @@ pub enum Event<T> {
         fault: ClientFault,
     },
     /// The server sent GOAWAY: no new stream opens; streams above `last_stream` were not
-    /// processed, and [`ClientConn::drop_refused`] hands them back.
+    /// processed, and [`ClientConn::drop_refused`](super::ClientConn::drop_refused) hands
+    /// them back.
     GoAway {
         /// Bytes used.
         used: usize,
