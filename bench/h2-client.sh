@@ -22,6 +22,8 @@ CLIENTS=${CLIENTS:-h2load twelve}
 # Plain (h2c) and TLS ports of each server.
 TW_C=9540; TW_S=9541; HO_C=9550; HO_S=9551
 mkdir -p "$OUT/raw"
+# A cgroup of this run's own for the cap (see bench/cpu-quota.sh).
+export QUOTA_CGROUP=h2client-$$
 if [ -z "${BIN:-}" ]; then
   (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin)
   BIN="${CARGO_TARGET_DIR:-$ROOT/target}/bench-bin/twelve"
