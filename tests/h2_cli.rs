@@ -168,14 +168,10 @@ fn h2_over_tls_counts_agree_with_the_server() {
         "--tls-key",
         pki.key.to_str().unwrap(),
     ];
-    let plain = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let tls_addr = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // Both held until both are chosen, so the kernel cannot hand out one port twice.
+    let held = [0, 1].map(|_| TcpListener::bind("127.0.0.1:0").unwrap());
+    let [plain, tls_addr] = held.each_ref().map(|l| l.local_addr().unwrap());
+    drop(held);
     let s = serve(
         &[
             &tls[..],

@@ -33,12 +33,11 @@ impl Drop for Proc {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// Two ports the kernel just handed out on 127.0.0.1, both held until both are chosen so they
+/// differ (free unless taken in between).
+fn free_ports() -> [u16; 2] {
+    let held = [0, 1].map(|_| TcpListener::bind("127.0.0.1:0").unwrap());
+    held.each_ref().map(|l| l.local_addr().unwrap().port())
 }
 
 fn wait_listening(addr: SocketAddr) {
@@ -65,7 +64,7 @@ fn p(x: &Path) -> String {
 fn nginx(pki: &Pki) -> Peer {
     let dir = pki.dir.join("nginx");
     std::fs::create_dir_all(&dir).unwrap();
-    let (plain, tls) = (free_port(), free_port());
+    let [plain, tls] = free_ports();
     let log = dir.join("access.log");
     let conf = format!(
         "worker_processes 1;\nerror_log stderr;\npid {dir}/nginx.pid;\n\
@@ -110,7 +109,7 @@ fn h2o(pki: &Pki) -> Peer {
     let dir = pki.dir.join("h2o");
     std::fs::create_dir_all(dir.join("www")).unwrap();
     std::fs::write(dir.join("www/plaintext"), "Hello, World!").unwrap();
-    let (plain, tls) = (free_port(), free_port());
+    let [plain, tls] = free_ports();
     let log = dir.join("access.log");
     let conf = format!(
         "num-threads: 1\nerror-log: {dir}/error.log\naccess-log: {log}\n\
