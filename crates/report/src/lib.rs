@@ -31,8 +31,7 @@ pub use json::{JsonReport, SCHEMA, SCHEMA_ID};
 pub use latency::{Percentiles, Recorder, new_histogram};
 pub use phases::{PhaseSummary, Phases};
 pub use result::{
-    ConnCounts, Errors, H2Errors, NapCause, RunInfo, RunResult, ServerCost, ShardInfo,
-    WorkerResult,
+    ConnCounts, Errors, H2Errors, NapCause, RunInfo, RunResult, ServerCost, ShardInfo, WorkerResult,
 };
 pub use slo::{Metric, Op, Slo, SloError, SloOutcome};
 pub use summary::{CLIENT_BOUND_NOTE, Summary};
