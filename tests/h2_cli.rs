@@ -185,6 +185,13 @@ fn h2_over_tls_counts_agree_with_the_server() {
         .concat(),
         "http",
     );
+    // The startup line may come before every listener is up: wait for the TLS one itself.
+    let start = std::time::Instant::now();
+    while TcpStream::connect(tls_addr).is_err() {
+        assert!(start.elapsed() < BOUND, "nothing listens on {tls_addr}");
+        // The poll interval of waiting for a listener, not a synchronization.
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let url = format!("https://localhost:{}/json", tls_addr.port());
     let ca = pki.ca_pem.to_str().unwrap();
     for io in ["epoll", "uring"] {
@@ -199,7 +206,10 @@ fn h2_over_tls_counts_agree_with_the_server() {
             "-n",
             "300",
         ];
-        let out = bench(&[&args[..], &["--cacert", ca, "--json", &url]].concat());
+        // `localhost` may resolve to ::1 first; the server listens on 127.0.0.1.
+        let to = tls_addr.to_string();
+        let tail = ["--cacert", ca, "--connect-to", &to, "--json", &url];
+        let out = bench(&[&args[..], &tail[..]].concat());
         let doc = json(&out);
         assert_eq!(doc["requests"], 300, "{io}: {doc}");
         assert_eq!(doc["errors"]["total"], 0, "{io}: {doc}");
