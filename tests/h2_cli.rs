@@ -168,30 +168,23 @@ fn h2_over_tls_counts_agree_with_the_server() {
         "--tls-key",
         pki.key.to_str().unwrap(),
     ];
-    // Both held until both are chosen, so the kernel cannot hand out one port twice.
-    let held = [0, 1].map(|_| TcpListener::bind("127.0.0.1:0").unwrap());
-    let [plain, tls_addr] = held.each_ref().map(|l| l.local_addr().unwrap());
-    drop(held);
-    let s = serve(
-        &[
-            &tls[..],
-            &[
-                "--tls-listen",
-                &tls_addr.to_string(),
-                "--listen",
-                &plain.to_string(),
-            ],
-        ]
-        .concat(),
-        "http",
-    );
-    // The startup line may come before every listener is up: wait for the TLS one itself.
-    let start = std::time::Instant::now();
-    while TcpStream::connect(tls_addr).is_err() {
-        assert!(start.elapsed() < BOUND, "nothing listens on {tls_addr}");
-        // The poll interval of waiting for a listener, not a synchronization.
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Both listeners on ports the kernel picks; their addresses from the startup lines.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_twelve"))
+        .args(["serve", "--workers", "1", "--listen", "127.0.0.1:0"])
+        .args(["--tls-listen", "127.0.0.1:0"])
+        .args(tls)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn twelve serve");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut line = |scheme: &str| {
+        let l = lines.next().unwrap().unwrap();
+        twelve_testkit::addr_in(&l, scheme).unwrap_or_else(|| panic!("{l}"))
+    };
+    let plain = line("http");
+    let tls_addr = line("https");
+    let s = Serve { child, addr: plain };
     let url = format!("https://localhost:{}/json", tls_addr.port());
     let ca = pki.ca_pem.to_str().unwrap();
     for io in ["epoll", "uring"] {
