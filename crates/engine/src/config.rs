@@ -168,6 +168,9 @@ pub struct Config {
     pub metrics_path: Option<String>,
     /// Directory of static files served for `GET`/`HEAD` requests no route matched.
     pub root: Option<PathBuf>,
+    /// Serve `NAME.br`/`NAME.gz` beside a file of `root` to clients that accept that coding
+    /// (nginx's `gzip_static`); off by default.
+    pub precompressed: bool,
     /// How much of `root` each worker keeps in memory, and how often a kept file is checked
     /// (by default on every request, so a changed file is never served stale).
     pub file_cache: crate::FileCacheConfig,
@@ -223,6 +226,9 @@ pub struct Config {
     /// `X-Twelve-Generation`), so a client can tell which generation answered; `None` (the
     /// default): no such field.
     pub generation_header: Option<String>,
+    /// Compress response bodies for clients that accept it (`Accept-Encoding`); `None` (the
+    /// default): never, and no request pays for looking.
+    pub compression: Option<crate::Compression>,
 }
 
 impl Default for Config {
@@ -237,6 +243,7 @@ impl Default for Config {
             busy_poll_us: None,
             metrics_path: Some("/metrics".to_owned()),
             root: None,
+            precompressed: false,
             file_cache: crate::FileCacheConfig::default(),
             drain_timeout: Duration::from_secs(10),
             handler_timeout: Duration::from_secs(30),
@@ -251,6 +258,7 @@ impl Default for Config {
             h2c_listen: Vec::new(),
             generation: 1,
             generation_header: None,
+            compression: None,
         }
     }
 }

@@ -36,6 +36,8 @@ pub mod apps;
 mod backend;
 #[doc(hidden)]
 pub mod bench_hook;
+mod body;
+mod compress;
 mod config;
 mod conn;
 mod cpu_time;
@@ -57,9 +59,12 @@ mod server;
 mod wheel;
 
 pub use backend::tls::ktls_available;
+pub use body::{BodySink, StreamHandler};
+pub use compress::{Coding, Compression, compressible};
 pub use config::{Backend, Config, Steer, Timeouts, UnknownBackend};
 pub use cpu_time::CpuTime;
 pub use files::FileCacheConfig;
+pub use files_route::Files;
 pub use metrics::MetricsSnapshot;
 pub use reply::Reply;
 pub use response::{FileBody, Response};

@@ -4,6 +4,7 @@
 //! The bytes come from twelve-http's encoder (`encode_head`); reading responses is the client
 //! side's job (`twelve_http::client`), and nothing here parses one.
 
+use crate::compress::{Codecs, Coding, Compression, compressible};
 use std::fs::File;
 use twelve_http::h2::ServerConn;
 use twelve_http::{Connection, HeadCache, Method, Request, ResponseHead, Version};
@@ -42,6 +43,8 @@ pub(crate) struct Scratch {
     pub(crate) extra_line: Vec<u8>,
     /// The data of a chunked request body that arrived whole with its head, for the handler.
     pub(crate) chunked: Vec<u8>,
+    /// The worker's encoders when responses are compressed (`Config::compression`).
+    pub(crate) codecs: Option<Codecs>,
 }
 
 /// The writer a handler answers through. One response per request: the first `send*` call
@@ -61,6 +64,8 @@ pub struct Response<'a> {
     status: Option<u16>,
     /// The stream, when the request came over HTTP/2.
     h2: Option<H2Out<'a>>,
+    /// The coding the client prefers of those offered; `None` when compression is off.
+    coding: Option<Coding>,
 }
 
 impl<'a> Response<'a> {
@@ -76,6 +81,15 @@ impl<'a> Response<'a> {
         } else {
             Connection::for_request(req)
         };
+        // Only when compression is on: the field scan is then part of every request.
+        let coding = scratch.codecs.as_ref().map(|_| {
+            let accept = req.headers.iter().filter_map(|h| {
+                h.name
+                    .eq_ignore_ascii_case("accept-encoding")
+                    .then_some(h.value)
+            });
+            crate::compress::negotiate(accept, Compression::OFFER)
+        });
         Self {
             out,
             scratch,
@@ -84,6 +98,7 @@ impl<'a> Response<'a> {
             connection,
             status: None,
             h2: None,
+            coding,
         }
     }
 
@@ -103,7 +118,8 @@ impl<'a> Response<'a> {
     }
 
     /// A writer for a request no longer at hand (an async handler's answer, written when it
-    /// is ready): what [`Response::new`] reads from the request, given.
+    /// is ready): what [`Response::new`] reads from the request, given. Its body goes
+    /// uncompressed (the request's `Accept-Encoding` is gone).
     pub(crate) fn from_parts(
         out: &'a mut Vec<u8>,
         scratch: &'a mut Scratch,
@@ -119,6 +135,7 @@ impl<'a> Response<'a> {
             connection,
             status: None,
             h2: None,
+            coding: None,
         }
     }
 
@@ -153,6 +170,23 @@ impl<'a> Response<'a> {
         if self.status.is_some() {
             return;
         }
+        if let Some(coding) = self.coding
+            && self.may_encode(status, content_type, headers, body)
+        {
+            return self.send_encoded(coding, status, content_type, headers, body);
+        }
+        self.send_plain(status, content_type, headers, body);
+    }
+
+    /// [`Response::send`] once the body is what goes out: the head, then the body on HTTP/1.1
+    /// or as DATA frames on HTTP/2.
+    fn send_plain(
+        &mut self,
+        status: u16,
+        content_type: &str,
+        headers: &[(&str, &[u8])],
+        body: &[u8],
+    ) {
         self.status = Some(status);
         self.head(status, Some(content_type), body.len() as u64, headers);
         if self.head_only || no_body(status) {
@@ -166,6 +200,12 @@ impl<'a> Response<'a> {
             }
             Some(_) => {}
         }
+    }
+
+    /// The coding this response's body would be sent in by `send`/`send_with` (identity when
+    /// the client accepts none, or compression is off).
+    pub fn coding(&self) -> Coding {
+        self.coding.unwrap_or(Coding::Identity)
     }
 
     /// Writes a response whose body `fill` writes into a scratch buffer first, so the
@@ -283,6 +323,68 @@ fn split_line(line: &[u8]) -> Option<(&[u8], &[u8])> {
     let line = line.strip_suffix(b"\r\n").unwrap_or(line);
     let colon = line.iter().position(|&b| b == b':')?;
     Some((&line[..colon], line[colon + 1..].trim_ascii()))
+}
+
+/// Most header fields a handler may pass with a body that is then compressed: two more
+/// (`Content-Encoding`, `Vary`) must fit the stack array of [`Response::send_encoded`].
+const ENCODED_FIELDS: usize = 14;
+
+impl Response<'_> {
+    /// Whether `send` compresses this response (the rules of [`Compression`]).
+    fn may_encode(
+        &self,
+        status: u16,
+        content_type: &str,
+        extra: &[(&str, &[u8])],
+        body: &[u8],
+    ) -> bool {
+        let min = self
+            .scratch
+            .codecs
+            .as_ref()
+            .map_or(usize::MAX, |c| c.settings().min_bytes);
+        status == 200
+            && body.len() >= min
+            && extra.len() <= ENCODED_FIELDS
+            && compressible(content_type)
+            && !extra
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("content-encoding"))
+    }
+
+    /// Writes `body` in `coding` (as it is, when identity or when compressing does not make it
+    /// smaller) with `Content-Encoding` and `Vary: Accept-Encoding` added to `extra`. A HEAD
+    /// request is compressed too: its `Content-Length` is the GET's (RFC 9110 §9.3.2).
+    fn send_encoded(
+        &mut self,
+        coding: Coding,
+        status: u16,
+        content_type: &str,
+        extra: &[(&str, &[u8])],
+        body: &[u8],
+    ) {
+        let Some(mut codecs) = self.scratch.codecs.take() else {
+            return;
+        };
+        let packed = codecs.compress(coding, body);
+        let mut fields = [("", &b""[..]); ENCODED_FIELDS + 2];
+        fields[..extra.len()].copy_from_slice(extra);
+        let mut n = extra.len();
+        if packed.is_some() {
+            fields[n] = ("Content-Encoding", coding.token().as_bytes());
+            n += 1;
+        }
+        // A handler's own Vary is left as it is; it should then name Accept-Encoding itself.
+        if !extra
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("vary"))
+        {
+            fields[n] = ("Vary", b"Accept-Encoding");
+            n += 1;
+        }
+        self.send_plain(status, content_type, &fields[..n], packed.unwrap_or(body));
+        self.scratch.codecs = Some(codecs);
+    }
 }
 
 /// 1xx, 204 and 304 responses never have a body (RFC 9110 §6.4.1).

@@ -1,10 +1,12 @@
-//! `Router`: handlers by method and exact path, with the answers RFC 9110 asks for when none
-//! matches (405 with `Allow`, 404, `OPTIONS` → 204 with `Allow`).
+//! `Router`: handlers by method and exact path (or path prefix), with the answers RFC 9110 asks
+//! for when none matches (405 with `Allow`, 404, `OPTIONS` → 204 with `Allow`).
 
+use crate::body::{BodySink, StreamHandler, Whole};
 use crate::reply::Reply;
 use crate::response::Response;
 use crate::rt::Pending;
 use std::future::Future;
+use std::sync::Arc;
 use twelve_http::{Method, Request};
 
 /// Something that answers requests. Implemented for every
@@ -61,6 +63,8 @@ struct Route {
     by_method: [Option<u8>; METHODS],
     /// The `Allow` value for this path, built once.
     allow: String,
+    /// The methods whose bodies stream ([`Router::streamed`]).
+    streams: Vec<(Method, Arc<dyn StreamHandler>)>,
 }
 
 /// How many methods [`Method`] has.
@@ -114,9 +118,8 @@ impl Route {
 #[derive(Default)]
 pub struct Router {
     routes: Vec<Route>,
-    /// Async `GET` (and `HEAD`) handlers by path prefix, tried in order when no exact path
-    /// matched (`/delay/{ms}`).
-    prefixes: Vec<(String, Box<dyn AsyncHandler>)>,
+    /// Routes matched by path prefix, tried in order after every exact route.
+    prefixed: Vec<Route>,
     fallback: Option<Box<dyn Handler>>,
     /// `Allow` for `OPTIONS *`: every method some route has.
     allow_any: String,
@@ -128,6 +131,10 @@ impl std::fmt::Debug for Router {
             .field(
                 "paths",
                 &self.routes.iter().map(|r| &r.path).collect::<Vec<_>>(),
+            )
+            .field(
+                "prefixes",
+                &self.prefixed.iter().map(|r| &r.path).collect::<Vec<_>>(),
             )
             .field("fallback", &self.fallback.is_some())
             .finish()
@@ -153,19 +160,21 @@ impl Router {
     }
 
     /// [`Router::route`] for any [`Handler`].
-    pub fn route_with(self, method: Method, path: &str, handler: impl Handler) -> Self {
-        self.add(method, path, Kind::Now(Box::new(handler)))
+    pub fn route_with(mut self, method: Method, path: &str, handler: impl Handler) -> Self {
+        self.add(false, method, path, Kind::Now(Box::new(handler)));
+        self
     }
 
     /// Adds an async handler for `method` on exactly `path`: `handler` reads the request and
     /// returns a future of its [`Reply`], e.g.
     /// `|req, _body| { let id = ..; async move { Reply::json(..) } }`.
-    pub fn route_async<F, Fut>(self, method: Method, path: &str, handler: F) -> Self
+    pub fn route_async<F, Fut>(mut self, method: Method, path: &str, handler: F) -> Self
     where
         F: Fn(&Request<'_, '_>, &[u8]) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Reply> + 'static,
     {
-        self.add(method, path, Kind::Later(Box::new(handler)))
+        self.add(false, method, path, Kind::Later(Box::new(handler)));
+        self
     }
 
     /// Adds an async `GET` (and `HEAD`) route ([`Router::route_async`]).
@@ -178,39 +187,108 @@ impl Router {
     }
 
     /// Adds an async `GET` (and `HEAD`) handler for every path that starts with `prefix`
-    /// and matches no exact route (the handler reads the rest of the path itself).
+    /// and matches no exact route (the handler reads the rest of the path itself); tried in
+    /// order with the [`Router::prefix`] routes.
     pub fn get_async_prefix<F, Fut>(mut self, prefix: &str, handler: F) -> Self
     where
         F: Fn(&Request<'_, '_>, &[u8]) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Reply> + 'static,
     {
-        self.prefixes.push((prefix.to_owned(), Box::new(handler)));
+        self.add(true, Method::Get, prefix, Kind::Later(Box::new(handler)));
         self
     }
 
-    fn add(mut self, method: Method, path: &str, handler: Kind) -> Self {
-        let i = match self.routes.iter().position(|r| r.path == path) {
+    /// Adds `handler` for `method` on every path that starts with `prefix` (`/json/` answers
+    /// `/json/25`), for paths no exact route matched; prefixes are tried in the order added.
+    /// The handler reads the rest of the path from [`Request::path_bytes`].
+    pub fn prefix<F>(mut self, method: Method, prefix: &str, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8], &mut Response<'_>) + Send + Sync + 'static,
+    {
+        self.add(true, method, prefix, Kind::Now(Box::new(handler)));
+        self
+    }
+
+    /// [`Router::prefix`] for any [`Handler`].
+    pub fn prefix_with(mut self, method: Method, prefix: &str, handler: impl Handler) -> Self {
+        self.add(true, method, prefix, Kind::Now(Box::new(handler)));
+        self
+    }
+
+    /// Adds a route whose request bodies reach `handler` as they arrive (see
+    /// [`StreamHandler`]) instead of whole: for uploads larger than a handler should hold.
+    pub fn streamed(mut self, method: Method, path: &str, handler: impl StreamHandler) -> Self {
+        let handler: Arc<dyn StreamHandler> = Arc::new(handler);
+        let whole = Kind::Now(Box::new(Whole(handler.clone())));
+        let route = self.add(false, method, path, whole);
+        route.streams.retain(|(m, _)| *m != method);
+        route.streams.push((method, handler));
+        self
+    }
+
+    fn add(&mut self, prefix: bool, method: Method, path: &str, handler: Kind) -> &mut Route {
+        let list = if prefix {
+            &mut self.prefixed
+        } else {
+            &mut self.routes
+        };
+        let i = match list.iter().position(|r| r.path == path) {
             Some(i) => i,
             None => {
-                self.routes.push(Route {
+                list.push(Route {
                     path: path.to_owned(),
                     handlers: Vec::new(),
                     by_method: [None; METHODS],
                     allow: String::new(),
+                    streams: Vec::new(),
                 });
-                self.routes.len() - 1
+                list.len() - 1
             }
         };
-        let route = &mut self.routes[i];
+        let route = &mut list[i];
         route.handlers.retain(|(m, _)| *m != method);
+        route.streams.retain(|(m, _)| *m != method);
         route.handlers.push((method, handler));
         route.index();
         self.allow_any = allow_list(
             self.routes
                 .iter()
+                .chain(&self.prefixed)
                 .flat_map(|r| r.handlers.iter().map(|(m, _)| *m)),
         );
-        self
+        let list = if prefix {
+            &mut self.prefixed
+        } else {
+            &mut self.routes
+        };
+        &mut list[i]
+    }
+
+    /// The route a path selects: an exact one, else the first prefix that matches.
+    #[inline]
+    fn find(&self, path: &[u8]) -> Option<&Route> {
+        self.routes
+            .iter()
+            .find(|r| same_path(&r.path, path))
+            .or_else(|| {
+                self.prefixed
+                    .iter()
+                    .find(|r| path.starts_with(r.path.as_bytes()))
+            })
+    }
+
+    /// A sink for `req`'s body when its route streams bodies of its method
+    /// ([`Router::streamed`]); `None` otherwise (the body is then collected whole).
+    pub(crate) fn open_stream(&self, req: &Request<'_, '_>) -> Option<Box<dyn BodySink>> {
+        let route = self.find(req.path_bytes())?;
+        let (_, h) = route.streams.iter().find(|(m, _)| *m == req.method)?;
+        Some(h.open(req))
+    }
+
+    /// Whether `req`'s route streams bodies of its method.
+    pub(crate) fn streams(&self, req: &Request<'_, '_>) -> bool {
+        self.find(req.path_bytes())
+            .is_some_and(|r| r.streams.iter().any(|(m, _)| *m == req.method))
     }
 
     /// Adds a `GET` (and `HEAD`) route.
@@ -278,19 +356,7 @@ impl Router {
             );
             return None;
         }
-        let Some(route) = self
-            .routes
-            .iter()
-            .find(|r| same_path(&r.path, req.path_bytes()))
-        else {
-            if matches!(req.method, Method::Get | Method::Head)
-                && let Some((_, h)) = self
-                    .prefixes
-                    .iter()
-                    .find(|(p, _)| req.path_bytes().starts_with(p.as_bytes()))
-            {
-                return Some(h.call(req, body));
-            }
+        let Some(route) = self.find(req.path_bytes()) else {
             match &self.fallback {
                 Some(h) => h.handle(req, body, res),
                 None => not_found(res),

@@ -216,16 +216,14 @@ fn with_static_files(router: Router, config: &Config) -> Result<Router, StartErr
     let Some(root) = &config.root else {
         return Ok(router);
     };
-    let files = crate::files::StaticFiles::open(root, config.file_cache).map_err(|source| {
-        StartError::Root {
-            path: root.clone(),
-            source,
-        }
+    let files = crate::Files::open(root, config.file_cache).map_err(|source| StartError::Root {
+        path: root.clone(),
+        source,
     })?;
     Ok(if router.has_fallback() {
         router
     } else {
-        router.fallback_with(crate::files_route::FilesHandler(files))
+        router.fallback_with(files.precompressed(config.precompressed))
     })
 }
 
@@ -321,6 +319,7 @@ impl Shared<'_> {
                 pool: Pool::new(BUFFER_BYTES, POOLED_BUFFERS),
                 scratch: Scratch {
                     extra_line: generation_line(config),
+                    codecs: config.compression.map(crate::compress::Codecs::new),
                     ..Scratch::default()
                 },
                 conn_token: 0,

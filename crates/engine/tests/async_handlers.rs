@@ -1,6 +1,7 @@
 //! Async handlers on the worker's own loop, on both backends: pipelined answers in request
 //! order whichever finishes first, a connection's close dropping its waiting future, the
-//! handler deadline's 503, a waiting request answered through a drain, `HEAD`.
+//! handler deadline's 503, a waiting request answered through a drain, `HEAD`, a streamed body
+//! behind a waiting answer.
 
 mod common;
 
@@ -9,13 +10,26 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use twelve_engine::rt::sleep;
-use twelve_engine::{Backend, Config, Reply, Request, Response, Router};
+use twelve_engine::{Backend, BodySink, Config, Method, Reply, Request, Response, Router};
 
 /// Counts of the `/hold` handler: futures started, and dropped.
 #[derive(Default)]
 struct Counts {
     started: AtomicUsize,
     dropped: AtomicUsize,
+}
+
+/// A streamed body's byte count (`POST /count`), answered when the body ends.
+struct Counted(usize);
+
+impl BodySink for Counted {
+    fn data(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len();
+    }
+
+    fn end(self: Box<Self>, _req: &Request<'_, '_>, res: &mut Response<'_>) {
+        res.send(200, "text/plain", &[], self.0.to_string().as_bytes())
+    }
 }
 
 /// Adds one to `dropped` when the future holding it is dropped.
@@ -66,6 +80,9 @@ fn router(counts: &Arc<Counts>) -> Router {
             panic!("a handler's bug");
             #[allow(unreachable_code)]
             Reply::text(200, "never")
+        })
+        .streamed(Method::Post, "/count", |_: &Request<'_, '_>| {
+            Box::new(Counted(0)) as Box<dyn BodySink>
         })
         .get_async("/hold", move |_: &Request<'_, '_>, _: &[u8]| {
             let guard = OnDrop(Arc::clone(&hold));
@@ -210,6 +227,38 @@ fn a_panicking_future_costs_its_request_not_the_worker(io: Backend) {
     s.finish();
 }
 
+/// A streamed body pipelined behind a waiting answer waits for it (the answer's slot and the
+/// stream's state share the connection's box), then streams: both answered, in order.
+fn a_streamed_body_behind_a_waiting_answer_waits_for_it(io: Backend) {
+    let counts = Arc::new(Counts::default());
+    let s = TestServer::start_router(config(io), router(&counts));
+    let mut c = s.connect();
+    let body = vec![b'x'; 100_000];
+    let head = format!(
+        "POST /count HTTP/1.1\r\nHost: a\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let first = [
+        get("/delay?ms=60").as_bytes(),
+        head.as_bytes(),
+        &body[..1000],
+    ]
+    .concat();
+    c.send(&first);
+    wait_until("the delay to start", || {
+        counts.started.load(Ordering::SeqCst) == 1
+    });
+    c.send(&body[1000..50_000]);
+    assert_eq!(c.response().body, b"slept 60");
+    c.send(&body[50_000..]);
+    assert_eq!(c.response().body, b"100000");
+    // The connection goes on.
+    c.send(get("/sync").as_bytes());
+    assert_eq!(c.response().body, b"now");
+    drop(c);
+    s.finish();
+}
+
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod epoll {
@@ -233,4 +282,5 @@ on_both_backends! {
     a_waiting_request_is_answered_through_the_drain,
     head_of_an_async_route_has_no_body,
     a_panicking_future_costs_its_request_not_the_worker,
+    a_streamed_body_behind_a_waiting_answer_waits_for_it,
 }

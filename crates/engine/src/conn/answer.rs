@@ -5,6 +5,7 @@
 use super::{Conn, Ctx, Extra, Phase, deferred};
 use crate::metrics::BatchCounts;
 use crate::response::{FileBody, Response, may_continue};
+use crate::router::Router;
 use crate::rt::Pending;
 use std::sync::Arc;
 use twelve_http::{
@@ -34,6 +35,11 @@ pub(super) struct Chunked {
 }
 
 impl Conn {
+    /// An HTTP/1.1 `Content-Length` body is streaming to its sink (`stream.rs`).
+    pub(super) fn is_streaming(&self) -> bool {
+        matches!(self.extra.as_deref(), Some(Extra::Stream(_)))
+    }
+
     /// An HTTP/1.1 chunked body is being decoded.
     pub(super) fn is_chunking(&self) -> bool {
         matches!(self.extra.as_deref(), Some(Extra::Chunked(_)))
@@ -55,6 +61,9 @@ impl Conn {
                 Parsed::Chunked { head_len, expect } => {
                     self.step_chunked(pos, head_len, expect, now_ms, ctx)
                 }
+                // As a chunked body: a streamed one waits for the answers before it.
+                Parsed::Stream { .. } if self.waiting() => break,
+                Parsed::Stream { head_len, len } => self.step_stream(pos, head_len, len, ctx),
             };
             match step {
                 Step::Answered(used) => {
@@ -144,6 +153,8 @@ impl Conn {
             Parsed::Chunked { head_len, expect } => {
                 self.step_chunked(pos, head_len, expect, now_ms, ctx)
             }
+            Parsed::Stream { .. } if self.waiting() => Step::Wait,
+            Parsed::Stream { head_len, len } => self.step_stream(pos, head_len, len, ctx),
         }
     }
 
@@ -182,6 +193,12 @@ impl Conn {
                     self.run_handler(req, b"", now_ms, ctx, counts);
                     Parsed::Answered(req.head_len)
                 }
+                // A body already streaming to its handler (`stream.rs`): its bytes left the
+                // buffer, so the length check below no longer applies.
+                BodyFraming::Length(len) if self.is_streaming() => Parsed::Stream {
+                    head_len: req.head_len,
+                    len,
+                },
                 BodyFraming::Length(n) => {
                     // `n <= limits.body_bytes` (checked by the parser), so it fits in memory.
                     let end = req
@@ -191,6 +208,13 @@ impl Conn {
                         let body = &buf[req.head_len..end];
                         self.run_handler(req, body, now_ms, ctx, counts);
                         return Parsed::Answered(end);
+                    }
+                    if ctx.router.streams(req) {
+                        self.expect_body(buf.len() == req.head_len && may_continue(req), now_ms);
+                        return Parsed::Stream {
+                            head_len: req.head_len,
+                            len: n,
+                        };
                     }
                     self.expect_body(buf.len() == req.head_len && may_continue(req), now_ms);
                     Parsed::Wait
@@ -349,7 +373,7 @@ impl Conn {
     }
 
     /// Answers a request the codec rejected: its status, `Connection: close`, then close.
-    fn reject(&mut self, e: ParseError, ctx: &mut Ctx) -> Step {
+    pub(super) fn reject(&mut self, e: ParseError, ctx: &mut Ctx) -> Step {
         let m = ctx.metrics();
         m.parse_error(e);
         m.response(e.status());
@@ -360,7 +384,7 @@ impl Conn {
     }
 }
 
-enum Step {
+pub(super) enum Step {
     /// A request was answered; it used this many bytes.
     Answered(usize),
     /// Need more bytes, or the connection is closing.
@@ -379,11 +403,13 @@ enum Parsed {
     MoreHeaders,
     /// The head is complete and the body chunked: [`Conn::step_chunked`] decodes it.
     Chunked { head_len: usize, expect: bool },
+    /// The head is complete and its route streams the `len`-byte body: [`Conn::step_stream`].
+    Stream { head_len: usize, len: u64 },
 }
 
 /// Whether a response closes the connection, and who decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Closing {
+pub(super) enum Closing {
     No,
     /// The client asked (`Connection: close`, HTTP/1.0 without keep-alive): it sends nothing
     /// more, so a plain close is safe once its input is consumed.
@@ -395,7 +421,7 @@ enum Closing {
 }
 
 impl Closing {
-    fn apply(self, closing: &mut bool, linger: &mut bool) {
+    pub(super) fn apply(self, closing: &mut bool, linger: &mut bool) {
         *closing |= self != Closing::No;
         *linger |= self == Closing::Server;
     }
@@ -412,15 +438,28 @@ fn dispatch(
     ctx: &mut Ctx,
     counts: &mut BatchCounts<'_>,
 ) -> (Closing, Option<Pending>) {
+    dispatch_to(req, write, file, ctx, counts, |router, res| {
+        router.dispatch(req, body, res)
+    })
+}
+
+/// [`dispatch`] with the answer given by `answer` (a streamed body's sink, `stream.rs`, which
+/// returns no future).
+pub(super) fn dispatch_to(
+    req: &Request<'_, '_>,
+    write: &mut Vec<u8>,
+    file: &mut Option<FileBody>,
+    ctx: &mut Ctx,
+    counts: &mut BatchCounts<'_>,
+    answer: impl FnOnce(&Router, &mut Response<'_>) -> Option<Pending>,
+) -> (Closing, Option<Pending>) {
     counts.request();
     let mut res = Response::new(write, &mut ctx.scratch, file, req, ctx.draining);
     // A panicking handler costs its request (500, then close), not the worker and every
     // connection it holds. Free when nothing panics; moot under `panic = "abort"`.
     let router = &ctx.router;
-    let later = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        router.dispatch(req, body, &mut res)
-    }))
-    .unwrap_or(None);
+    let later = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer(router, &mut res)))
+        .unwrap_or(None);
     if later.is_some() {
         return (Closing::No, later);
     }

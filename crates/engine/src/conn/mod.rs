@@ -14,6 +14,7 @@
 mod answer;
 mod deferred;
 mod h2;
+mod stream;
 
 pub(crate) use h2::fault_index as h2_fault_index;
 
@@ -106,9 +107,11 @@ enum Extra {
     AlpnH2,
     /// The connection speaks HTTP/2.
     H2(h2::H2),
-    /// HTTP/1.1 answers still to come from async handlers (`deferred`). A chunked body that
-    /// arrives behind them waits in the read buffer until they are sent.
+    /// HTTP/1.1 answers still to come from async handlers (`deferred`). A chunked or streamed
+    /// body that arrives behind them waits in the read buffer until they are sent.
     Deferred(deferred::Deferred),
+    /// An HTTP/1.1 `Content-Length` body streamed to its route's sink (`stream.rs`).
+    Stream(stream::Stream),
 }
 
 impl Conn {
@@ -325,7 +328,10 @@ impl Conn {
 
     fn drop_input(&mut self, ctx: &mut Ctx) {
         self.read.clear();
-        if self.is_chunking() {
+        if matches!(
+            self.extra.as_deref(),
+            Some(Extra::Chunked(_) | Extra::Stream(_))
+        ) {
             self.extra = None;
         }
         if self.read.capacity() > 0 {

@@ -41,6 +41,15 @@
 //!   with `Content-Range: bytes */len`; anything else (several ranges, unknown unit, bad syntax,
 //!   a failed If-Range) → the whole file with 200.
 //!
+//! - Precompressed siblings (with [`StaticFiles::precompressed`], as nginx's `gzip_static` and
+//!   `brotli_static`): when the client accepts `br` or `gzip` (`Accept-Encoding`, q-values
+//!   honoured, br preferred on a tie: it is the smaller) and `NAME.br` or `NAME.gz` is a
+//!   regular file beside `NAME`, that file is the representation sent, with the original's
+//!   `Content-Type` and `Content-Encoding`. It is a representation of its own (RFC 9110 §8.4):
+//!   its own `ETag` (from its own inode, size and mtime), and a Range selects bytes of the
+//!   encoded file, as §14.1.2 says a range applies to the selected representation. Every
+//!   reply of a compressible type then carries `Vary: Accept-Encoding`.
+//!
 //! Opening and `fstat` are blocking syscalls on the worker thread; for files in the page cache
 //! they cost microseconds, which is the trade sehttpd and nginx (without thread pools) make too.
 
@@ -62,6 +71,7 @@ pub use cache::FileCacheConfig;
 use conditional::{ETag, RangeAnswer};
 use open::{Resolver, Root};
 
+use crate::compress::{Coding, compressible, negotiate};
 use crate::response::FileBody;
 use twelve_http::{DATE_LEN, format_imf_fixdate};
 
@@ -72,6 +82,8 @@ pub(crate) struct StaticFiles {
     /// Tells this root's entries apart in a worker's cache (`cache.rs`).
     id: u64,
     cache: FileCacheConfig,
+    /// Serve `NAME.br`/`NAME.gz` when the client accepts them (see the module docs).
+    precompressed: bool,
 }
 
 /// What to send for a static-file request. See the module docs for how the engine uses it.
@@ -96,6 +108,11 @@ pub(crate) struct FileReply {
     /// What to send for 200 and 206; `None` for 301, 304 and 416. Also `Some` for HEAD: the
     /// engine writes only the head, with this length (as `Response::send_file` does).
     pub(crate) body: Option<Body>,
+    /// The coding of a precompressed sibling served instead of the file (`Content-Encoding`).
+    pub(crate) coding: Coding,
+    /// `Vary: Accept-Encoding`: the reply depends on it (precompressed siblings are on and the
+    /// type is compressible).
+    pub(crate) vary: bool,
 }
 
 /// A reply's body: a file range to `sendfile`, or a cached file's bytes (`cache.rs`).
@@ -119,6 +136,10 @@ impl Body {
         }
     }
 }
+
+/// A file's reply material: where its bytes come from, its length, `ETag`, mtime in seconds
+/// and `Content-Type`.
+type Representation = (Source, u64, ETag, u64, &'static str);
 
 /// Where a regular file's reply comes from.
 enum Source {
@@ -189,7 +210,14 @@ impl StaticFiles {
             root,
             id: IDS.fetch_add(1, Ordering::Relaxed),
             cache,
+            precompressed: false,
         }
+    }
+
+    /// Serves precompressed siblings (`NAME.br`, `NAME.gz`) to clients that accept them.
+    pub(crate) fn precompressed(mut self, on: bool) -> StaticFiles {
+        self.precompressed = on;
+        self
     }
 
     /// Plans the reply to `method target` with the request's header fields. See the module
@@ -209,42 +237,24 @@ impl StaticFiles {
             _ => return Err(FileError::MethodNotAllowed),
         };
         let clean = path::normalize(target).map_err(|_| FileError::BadRequest)?;
-        let (source, len, etag, mtime_s, content_type) = match self.cached(&clean) {
-            Some(c) => {
-                let len = c.data.len() as u64;
-                (
-                    Source::Memory(c.data),
-                    len,
-                    c.etag,
-                    c.mtime_s,
-                    c.content_type,
-                )
-            }
-            None => {
-                let (file, meta, name) = self.open_representation(&clean)?;
-                let Some((file, meta)) = file.zip(meta) else {
-                    return Ok(redirect(path::directory_location(&clean.rel)));
-                };
-                let len = meta.len();
-                let mtime_ns = u128::from(meta.mtime().max(0).unsigned_abs()) * 1_000_000_000
-                    + u128::from(meta.mtime_nsec().max(0).unsigned_abs());
-                let etag = ETag::new(meta.ino(), len, mtime_ns);
-                let mtime_s = meta.mtime().max(0).unsigned_abs();
-                let content_type = mime::for_path(name);
-                let source = match cache_path(&clean).and_then(|path| {
-                    let meta = (len, etag, mtime_s, content_type);
-                    cache::insert(self.id, &self.cache, &path, &file, meta)
-                }) {
-                    Some(c) => Source::Memory(c.data),
-                    None => Source::File(file),
-                };
-                (source, len, etag, mtime_s, content_type)
-            }
-        };
-        let last_modified_s = mtime_s.min(now_s());
         let fields = Fields::collect(headers);
+        let sibling = match self.precompressed {
+            true => self.sibling(&clean, &fields)?,
+            false => None,
+        };
+        let (coding, (source, len, etag, mtime_s, content_type)) = match sibling {
+            Some(found) => found,
+            None => match self.identity(&clean)? {
+                Some(rep) => (Coding::Identity, rep),
+                None => return Ok(redirect(path::directory_location(&clean.rel))),
+            },
+        };
+        let vary = self.precompressed && compressible(content_type);
+        let last_modified_s = mtime_s.min(now_s());
         if fields.not_modified(&etag, last_modified_s) {
-            return Ok(not_modified(etag));
+            let mut reply = not_modified(etag);
+            reply.vary = vary;
+            return Ok(reply);
         }
         let range = match fields.range {
             One(r) if is_get && fields.if_range_allows(&etag, last_modified_s) => {
@@ -261,6 +271,8 @@ impl StaticFiles {
             content_range: None,
             location: None,
             body: None,
+            coding,
+            vary,
         };
         let (offset, count) = match range {
             RangeAnswer::Full => (0, len),
@@ -298,6 +310,125 @@ impl StaticFiles {
             });
         }
         Ok(reply)
+    }
+
+    /// The file a clean path names (cached or opened): its source, length, `ETag`, mtime and
+    /// type; `None` for a directory named without its slash (a redirect).
+    fn identity(&self, clean: &path::CleanPath) -> Result<Option<Representation>, FileError> {
+        if let Some(c) = self.cached(clean) {
+            let len = c.data.len() as u64;
+            return Ok(Some((
+                Source::Memory(c.data),
+                len,
+                c.etag,
+                c.mtime_s,
+                c.content_type,
+            )));
+        }
+        let (file, meta, name) = self.open_representation(clean)?;
+        let Some((file, meta)) = file.zip(meta) else {
+            return Ok(None);
+        };
+        let content_type = mime::for_path(name);
+        Ok(Some(self.represent(
+            cache_path(clean).as_deref(),
+            file,
+            &meta,
+            content_type,
+        )))
+    }
+
+    /// The best precompressed sibling of the file a clean path names that the client accepts
+    /// and that exists as a regular file: its coding and representation, with the original's
+    /// type. `None`: serve the file itself.
+    fn sibling(
+        &self,
+        clean: &path::CleanPath,
+        fields: &Fields<'_>,
+    ) -> Result<Option<(Coding, Representation)>, FileError> {
+        let Some(path) = cache_path(clean) else {
+            return Ok(None);
+        };
+        let name = if clean.trailing_slash {
+            "index.html"
+        } else {
+            &path
+        };
+        let content_type = mime::for_path(name);
+        if !compressible(content_type) {
+            return Ok(None);
+        }
+        // br first on a tie: the smaller of the two, and free to send either way.
+        let mut offer: &[Coding] = &[Coding::Br, Coding::Gzip];
+        while let c @ (Coding::Br | Coding::Gzip) = negotiate(fields.accept(), offer) {
+            let ext = if c == Coding::Br { ".br" } else { ".gz" };
+            let sibling = format!("{path}{ext}");
+            if let Some(rep) = self.plain_file(&sibling, content_type)? {
+                return Ok(Some((c, rep)));
+            }
+            offer = if c == Coding::Br {
+                &[Coding::Gzip]
+            } else {
+                &[]
+            };
+        }
+        Ok(None)
+    }
+
+    /// A regular file at `path` (cached or opened), typed `content_type`; `None` when there is
+    /// none (missing, or not a regular file).
+    fn plain_file(
+        &self,
+        path: &str,
+        content_type: &'static str,
+    ) -> Result<Option<Representation>, FileError> {
+        if self.cache.bytes > 0 {
+            let follow = self.root.resolver() == Resolver::Openat2;
+            if let Some(c) = cache::lookup(self.id, &self.cache, self.root.dir(), path, follow) {
+                let len = c.data.len() as u64;
+                return Ok(Some((
+                    Source::Memory(c.data),
+                    len,
+                    c.etag,
+                    c.mtime_s,
+                    content_type,
+                )));
+            }
+        }
+        let file = match self.root.open_beneath(path) {
+            Ok(f) => f,
+            Err(e) if FileError::from_io(&e) == FileError::NotFound => return Ok(None),
+            Err(e) => return Err(FileError::from_io(&e)),
+        };
+        let meta = file.metadata().map_err(|e| FileError::from_io(&e))?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        Ok(Some(self.represent(Some(path), file, &meta, content_type)))
+    }
+
+    /// An opened regular file as a representation, kept in the worker's cache under `path`
+    /// when it fits.
+    fn represent(
+        &self,
+        path: Option<&str>,
+        file: File,
+        meta: &std::fs::Metadata,
+        content_type: &'static str,
+    ) -> Representation {
+        let len = meta.len();
+        let mtime_ns = u128::from(meta.mtime().max(0).unsigned_abs()) * 1_000_000_000
+            + u128::from(meta.mtime_nsec().max(0).unsigned_abs());
+        let etag = ETag::new(meta.ino(), len, mtime_ns);
+        let mtime_s = meta.mtime().max(0).unsigned_abs();
+        let source = match path.and_then(|path| {
+            let meta = (len, etag, mtime_s, content_type);
+            cache::insert(self.id, &self.cache, path, &file, meta)
+        }) {
+            Some(c) => Source::Memory(c.data),
+            None => Source::File(file),
+        };
+        (source, len, etag, mtime_s, content_type)
     }
 
     /// The cached reply for a clean path, if its file is cached and unchanged.
@@ -370,7 +501,7 @@ const CONTENT_RANGE_CAP: usize = 6 + 3 * 20 + 2;
 /// The header fields of a [`FileReply`] besides `Content-Type` and `Content-Length`, as the
 /// `(name, value)` pairs `Response::send_file`/`send_empty` take.
 pub(crate) struct ExtraFields<'a> {
-    list: [(&'static str, &'a [u8]); 5],
+    list: [(&'static str, &'a [u8]); 7],
     len: usize,
 }
 
@@ -391,8 +522,8 @@ impl RangeBuf {
 }
 
 impl FileReply {
-    /// `Location`, `Last-Modified`, `ETag`, `Accept-Ranges` and `Content-Range`, as the status
-    /// needs; `buf` holds the formatted `Content-Range`. `Content-Type` and `Content-Length`
+    /// `Location`, `Last-Modified`, `ETag`, `Accept-Ranges`, `Content-Range`,
+    /// `Content-Encoding` and `Vary`, as the status needs; `buf` holds the formatted `Content-Range`. `Content-Type` and `Content-Length`
     /// are the fields [`FileReply::content_type`] and [`FileReply::content_length`].
     pub(crate) fn extra_fields<'a>(&'a self, buf: &'a mut RangeBuf) -> ExtraFields<'a> {
         let range_len = self.content_range.map(|range| {
@@ -412,7 +543,7 @@ impl FileReply {
         });
         let buf: &'a RangeBuf = buf;
         let mut f = ExtraFields {
-            list: [("", &[]); 5],
+            list: [("", &[]); 7],
             len: 0,
         };
         let mut push = |name, value| {
@@ -434,6 +565,12 @@ impl FileReply {
         if let Some(len) = range_len {
             push("Content-Range", &buf.0[..len]);
         }
+        if self.coding != Coding::Identity && self.status != 304 {
+            push("Content-Encoding", self.coding.token().as_bytes());
+        }
+        if self.vary {
+            push("Vary", b"Accept-Encoding");
+        }
         f
     }
 }
@@ -448,6 +585,8 @@ fn redirect(location: String) -> FileReply {
         content_range: None,
         location: Some(location),
         body: None,
+        coding: Coding::Identity,
+        vary: false,
     }
 }
 
@@ -461,6 +600,8 @@ fn not_modified(etag: ETag) -> FileReply {
         content_range: None,
         location: None,
         body: None,
+        coding: Coding::Identity,
+        vary: false,
     }
 }
 
@@ -489,10 +630,16 @@ impl<'h> Seen<'h> {
     }
 }
 
+/// How many `Accept-Encoding` lines [`Fields`] keeps.
+const ACCEPT_LINES: usize = 4;
+
 /// The conditional and range fields of a request. If-None-Match is a list field that may span
 /// several lines (RFC 9110 §5.3), so lines are checked as they come instead of stored.
 struct Fields<'h> {
     none_match_lines: Vec<&'h [u8]>,
+    /// The first `Accept-Encoding` lines (a client sends one; more are ignored).
+    accept: [&'h [u8]; ACCEPT_LINES],
+    accept_lines: usize,
     modified_since: Seen<'h>,
     range: Seen<'h>,
     if_range: Seen<'h>,
@@ -502,6 +649,8 @@ impl<'h> Fields<'h> {
     fn collect<I: IntoIterator<Item = (&'h [u8], &'h [u8])>>(headers: I) -> Fields<'h> {
         let mut f = Fields {
             none_match_lines: Vec::new(),
+            accept: [&[]; ACCEPT_LINES],
+            accept_lines: 0,
             modified_since: Seen::Absent,
             range: Seen::Absent,
             if_range: Seen::Absent,
@@ -515,9 +664,18 @@ impl<'h> Fields<'h> {
                 f.range.add(value);
             } else if name.eq_ignore_ascii_case(b"if-range") {
                 f.if_range.add(value);
+            } else if name.eq_ignore_ascii_case(b"accept-encoding") && f.accept_lines < ACCEPT_LINES
+            {
+                f.accept[f.accept_lines] = value;
+                f.accept_lines += 1;
             }
         }
         f
+    }
+
+    /// The `Accept-Encoding` field lines.
+    fn accept(&self) -> impl Iterator<Item = &'h [u8]> + '_ {
+        self.accept[..self.accept_lines].iter().copied()
     }
 
     /// RFC 9110 §13.2.2 steps 3 and 4: If-None-Match decides when present; only without it is
