@@ -1,20 +1,44 @@
-//! twelve's HttpArena entry: `cargo run --release -p twelve-engine --example httparena [ADDR]`.
+//! twelve's HttpArena entry: `cargo run --release -p twelve-engine --example httparena [ADDR]
+//! [--max-body BYTES]`.
 //!
-//! Serves [`twelve_engine::apps::httparena::router`] on ADDR (default `0.0.0.0:8080`, where
-//! HttpArena's scripts look) with one pinned worker per CPU of the process's affinity mask, so
-//! `taskset -c 0` gives one worker and a container's `--cpuset-cpus` gives one per CPU of the
-//! set; `TWELVE_IO=uring` (or `auto`) picks the io_uring backend, and `TWELVE_COALESCE_US=N`
-//! naps N µs after a small batch (`twelve serve --coalesce`). Runs until SIGTERM or SIGINT,
-//! then drains. `contrib/httparena/` builds it into the
-//! image HttpArena runs.
+//! Serves [`twelve_engine::apps::httparena::full_router`] on ADDR (default `0.0.0.0:8080`,
+//! where HttpArena's scripts look) with one pinned worker per CPU of the process's affinity
+//! mask, so `taskset -c 0` gives one worker and a container's `--cpuset-cpus` gives one per CPU
+//! of the set. The json profiles read their items from `DATASET` (default
+//! `/data/dataset.json`, where HttpArena mounts it), the static profile its files from
+//! `STATIC_DIR` (default `/data/static`); a default path that is missing leaves those
+//! endpoints out (the engine profiles mount neither), a path given that is missing is an error.
+//! Uploads up to `--max-body` bytes (default 32 MiB) are streamed; larger ones get 413.
+//! Responses are compressed for clients that ask (`TWELVE_COMPRESS=off` turns it off,
+//! `TWELVE_COMPRESS=gzip=1,br=3,zstd=1,min=512` sets levels: the defaults).
+//! `TWELVE_IO=uring` (or `auto`) picks the io_uring backend, and `TWELVE_COALESCE_US=N` naps N
+//! µs after a small batch (`twelve serve --coalesce`). Runs until SIGTERM or SIGINT, then
+//! drains. `contrib/httparena/` builds it into the image HttpArena runs.
 
+use std::path::PathBuf;
 use std::time::Duration;
-use twelve_engine::{Backend, Config, Server, apps::httparena};
+use twelve_engine::apps::httparena::{self, Dataset};
+use twelve_engine::{Backend, Compression, Config, FileCacheConfig, Files, Limits, Server};
+
+/// The default `--max-body`: HttpArena's largest upload is 20 MiB.
+const MAX_BODY: u64 = 32 << 20;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "0.0.0.0:8080".to_owned());
+    let mut addr = "0.0.0.0:8080".to_owned();
+    let mut max_body = MAX_BODY;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--max-body" {
+            let v = args
+                .next()
+                .ok_or("--max-body: expected a number of bytes")?;
+            max_body = v
+                .parse()
+                .map_err(|e| format!("--max-body {v}: {e} (expected a number of bytes)"))?;
+        } else {
+            addr = arg;
+        }
+    }
     let listen = addr
         .parse()
         .map_err(|e| format!("ADDR {addr}: {e} (expected e.g. 0.0.0.0:8080)"))?;
@@ -32,11 +56,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )),
         Err(_) => None,
     };
+    let compression = match std::env::var("TWELVE_COMPRESS") {
+        Ok(v) if v == "off" => None,
+        Ok(v) => Some(
+            v.parse::<Compression>()
+                .map_err(|e| format!("TWELVE_COMPRESS={v}: {e}"))?,
+        ),
+        Err(_) => Some(Compression::default()),
+    };
+    let dataset = match input("DATASET", "/data/dataset.json") {
+        Some(path) => Some(Dataset::load(&path)?),
+        None => None,
+    };
+    let files = match input("STATIC_DIR", "/data/static") {
+        Some(dir) => Some(
+            Files::open(&dir, FileCacheConfig::default())
+                .map_err(|e| format!("STATIC_DIR {}: {e}", dir.display()))?
+                .precompressed(true),
+        ),
+        None => None,
+    };
     let config = Config {
         io,
         coalesce,
         listen: vec![listen],
         cpus,
+        compression,
+        limits: Limits {
+            body_bytes: max_body,
+            ..Limits::default()
+        },
         // HttpArena asks for its endpoints only.
         metrics_path: None,
         // `docker stop` waits 5 s before SIGKILL: finish in-flight requests well within it.
@@ -52,15 +101,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         signal_hook::consts::SIGINT,
     ])
     .map_err(|e| format!("installing the SIGTERM/SIGINT handlers: {e}"))?;
-    let handle = Server::new(config, httparena::router())
+    let items = dataset.as_ref().map_or(0, Dataset::len);
+    let has_files = files.is_some();
+    let handle = Server::new(config, httparena::full_router(dataset, files))
         .start()
         .map_err(|e| format!("{e} ({addr})"))?;
     for addr in handle.local_addrs() {
         println!(
-            "httparena: listening on http://{addr} ({} workers on CPUs {}, io {})",
+            "httparena: listening on http://{addr} ({} workers on CPUs {}, io {}; {items} json items, static files {})",
             handle.cpus().len(),
             twelve_sys::CpuList::from_cpus(handle.cpus().iter().copied()),
             handle.backends().first().copied().unwrap_or_default(),
+            if has_files { "on" } else { "off" },
         );
     }
     if let Some(sig) = signals.forever().next() {
@@ -69,4 +121,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     handle.shutdown();
     handle.join();
     Ok(())
+}
+
+/// The path in the environment variable `var`, or `default` when unset and present there;
+/// `None` when unset and the default is missing.
+fn input(var: &str, default: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(path) => Some(PathBuf::from(path)),
+        None => Some(PathBuf::from(default)).filter(|p| p.exists()),
+    }
 }

@@ -553,6 +553,32 @@ mod tests {
         }
     }
 
+    /// Prefix routes answer after exact ones, in the order added, and give 405 with their own
+    /// `Allow` like exact routes.
+    #[test]
+    fn prefix_routes_answer_what_no_exact_route_took() {
+        let text = |body: &'static [u8]| {
+            move |_: &Request<'_, '_>, _: &[u8], r: &mut Response<'_>| {
+                r.send(200, "text/plain", &[], body)
+            }
+        };
+        let r = Router::new()
+            .get("/json", text(b"exact"))
+            .prefix(Method::Get, "/json/", text(b"prefix"))
+            .prefix(Method::Get, "/json/a", text(b"never"));
+        let get = |path: &str| answer(&r, &format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n"));
+        assert!(get("/json").ends_with("\r\n\r\nexact"));
+        assert!(get("/json/25?m=1").ends_with("\r\n\r\nprefix"));
+        assert!(get("/json/abc").ends_with("\r\n\r\nprefix"));
+        assert!(get("/jsonx").starts_with("HTTP/1.1 404"));
+        let post = answer(
+            &r,
+            "POST /json/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+        );
+        assert!(post.starts_with("HTTP/1.1 405"), "{post}");
+        assert!(post.contains("Allow: GET, HEAD, OPTIONS\r\n"), "{post}");
+    }
+
     #[test]
     fn fallback_answers_unknown_paths() {
         let r = router().fallback(|_: &Request<'_, '_>, _: &[u8], r: &mut Response<'_>| {

@@ -1,7 +1,10 @@
-//! HttpArena's engine endpoints (profiles baseline, pipelined, limited-conn, async):
-//! `/baseline11` answers the sum of the query's `a` and `b` (plus a POST body's integer),
+//! HttpArena's endpoints: the engine profiles (baseline, pipelined, limited-conn, async:
+//! `/baseline11` answers the sum of the query's `a` and `b`, plus a POST body's integer,
 //! `/pipeline` a fixed `ok`, `/delay/{ms}` the number `ms` after that many milliseconds on the
-//! worker's timer wheel (an async handler).
+//! worker's timer wheel, an async handler) and, with [`full_router`], the CPU-bound ones: json
+//! and json-comp (`/json/{count}?m=`, `json.rs`), upload (`POST /upload`, the bytes read
+//! counted as they stream in) and static (`/static/`, precompressed siblings served to clients
+//! that accept them).
 //!
 //! The contract is HttpArena's `scripts/validate.sh` and its profile documentation
 //! (github.com/MDA2AV/HttpArena, `site/content/docs/test-profiles/h1/isolated/`): bodies are
@@ -9,9 +12,18 @@
 //! or malformed operand, an overflowing sum) gets a 400 here, on a connection kept open: the
 //! request's framing was sound, only its content was not.
 
+mod json;
+
+pub use json::{Dataset, JSON_PREFIX};
+
 use crate::rt::sleep;
-use crate::{Reply, Request, Response, Router};
+use crate::{BodySink, Files, Method, Reply, Request, Response, Router};
 use std::time::Duration;
+
+/// The upload profile's path.
+pub const UPLOAD_PATH: &str = "/upload";
+/// Where the static profile's files are served.
+pub const STATIC_PREFIX: &str = "/static";
 
 /// The path of the baseline and limited-conn profiles.
 pub const BASELINE_PATH: &str = "/baseline11";
@@ -88,6 +100,42 @@ fn delay_ms(path: &[u8]) -> Option<u64> {
         .iter()
         .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
     (ms <= MAX_DELAY_MS).then_some(ms)
+}
+
+/// [`router`] plus the CPU-bound profiles: `GET /json/{count}?m=M` over `dataset` (json,
+/// json-comp: compressed when the server's `Config::compression` is on and the client asks),
+/// `POST /upload` → the number of body bytes read, streamed (bodies up to the server's
+/// `Limits::body_bytes`; larger → 413), and `GET /static/...` from `files` (HttpArena mounts
+/// them at `/data/static`). Without a dataset or files those paths are 404.
+pub fn full_router(dataset: Option<Dataset>, files: Option<Files>) -> Router {
+    let mut router = router().streamed(Method::Post, UPLOAD_PATH, |_: &Request<'_, '_>| {
+        Box::new(Counted(0)) as Box<dyn BodySink>
+    });
+    if let Some(dataset) = dataset {
+        router = router.prefix(Method::Get, JSON_PREFIX, move |req, _body, res| {
+            dataset.answer(req, res)
+        });
+    }
+    if let Some(files) = files {
+        let prefix = format!("{STATIC_PREFIX}/");
+        router = router.prefix_with(Method::Get, &prefix, files.mounted_at(STATIC_PREFIX));
+    }
+    router
+}
+
+/// An upload's byte count: every byte read is counted as it passes (the rule: the count must
+/// come from reading the body, not from `Content-Length`).
+struct Counted(u64);
+
+impl BodySink for Counted {
+    fn data(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len() as u64;
+    }
+
+    fn end(self: Box<Self>, _req: &Request<'_, '_>, res: &mut Response<'_>) {
+        let mut digits = itoa::Buffer::new();
+        res.send(200, TEXT, &[], digits.format(self.0).as_bytes())
+    }
 }
 
 /// Answers `/baseline11`: a GET ignores any body it carries (`body` is `None`).

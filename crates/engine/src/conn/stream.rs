@@ -109,3 +109,102 @@ impl Conn {
         Step::Wait
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{ctx_with, feed};
+    use super::*;
+    use crate::response::Response;
+    use crate::router::Router;
+    use std::sync::Mutex;
+    use twelve_http::{Limits, Method, Request};
+
+    /// What a sink saw: the size of each `data` call, and whether `end` came.
+    type Seen = Arc<Mutex<(Vec<usize>, bool)>>;
+
+    /// Logs into the shared record and answers its own byte count.
+    struct Log(Seen, usize);
+
+    impl BodySink for Log {
+        fn data(&mut self, bytes: &[u8]) {
+            self.0.lock().unwrap().0.push(bytes.len());
+            self.1 += bytes.len();
+        }
+        fn end(self: Box<Self>, _req: &Request<'_, '_>, res: &mut Response<'_>) {
+            self.0.lock().unwrap().1 = true;
+            res.send(200, "text/plain", &[], self.1.to_string().as_bytes());
+        }
+    }
+
+    fn streaming(seen: &Seen) -> Ctx {
+        let seen = seen.clone();
+        let router = Router::new().streamed(Method::Post, "/up", move |_: &Request<'_, '_>| {
+            Box::new(Log(seen.clone(), 0)) as Box<dyn BodySink>
+        });
+        let limits = Limits {
+            body_bytes: 64 << 20,
+            ..Limits::default()
+        };
+        ctx_with(limits, router)
+    }
+
+    /// A body of 4 MiB in 16 KiB reads reaches the sink read by read, never more than one
+    /// read held: the read buffer stays at its pooled size.
+    #[test]
+    fn a_large_body_passes_through_a_bounded_buffer() {
+        let seen = Seen::default();
+        let (mut c, mut x) = (Conn::new(0), streaming(&seen));
+        let len = 4 << 20;
+        let head = format!("POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: {len}\r\n\r\n");
+        assert!(feed(&mut c, &mut x, head.as_bytes(), 0).is_empty());
+        let piece = vec![7u8; 16 * 1024];
+        let mut out = Vec::new();
+        for i in 0..len / piece.len() {
+            out = feed(&mut c, &mut x, &piece, i as u64);
+            assert!(
+                c.read.capacity() <= 64 * 1024,
+                "read buffer {}",
+                c.read.capacity()
+            );
+            if i + 1 < len / piece.len() {
+                assert!(out.is_empty());
+                assert_eq!(seen.lock().unwrap().0.len(), i + 1, "fed read by read");
+            }
+        }
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+        assert!(text.ends_with(&format!("\r\n\r\n{len}")), "{text}");
+        assert!(seen.lock().unwrap().1);
+    }
+
+    /// The body's last bytes and the next request in one read: the sink gets only its body,
+    /// the next request is answered after it.
+    #[test]
+    fn the_next_request_is_not_fed_to_the_sink() {
+        let seen = Seen::default();
+        let (mut c, mut x) = (Conn::new(0), streaming(&seen));
+        let head = "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n12345";
+        assert!(feed(&mut c, &mut x, head.as_bytes(), 0).is_empty());
+        let tail = format!(
+            "67890{}",
+            "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc"
+        );
+        let out = String::from_utf8_lossy(&feed(&mut c, &mut x, tail.as_bytes(), 1)).into_owned();
+        assert_eq!(out.matches("HTTP/1.1 200 OK").count(), 2, "{out}");
+        assert!(out.contains("\r\n\r\n10HTTP/1.1"), "{out}");
+        assert!(out.ends_with("\r\n\r\n3"), "{out}");
+        assert_eq!(seen.lock().unwrap().0, [5, 5, 3]);
+    }
+
+    /// EOF mid-body drops the sink without an answer (there is no request to answer).
+    #[test]
+    fn eof_mid_body_drops_the_sink() {
+        let seen = Seen::default();
+        let (mut c, mut x) = (Conn::new(0), streaming(&seen));
+        let head = "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n123";
+        assert!(feed(&mut c, &mut x, head.as_bytes(), 0).is_empty());
+        c.on_eof(&mut x);
+        assert!(c.body.is_none());
+        assert!(!seen.lock().unwrap().1);
+    }
+}
