@@ -362,7 +362,8 @@ impl StaticFiles {
         let mut offer: &[Coding] = &[Coding::Br, Coding::Gzip];
         while let c @ (Coding::Br | Coding::Gzip) = negotiate(fields.accept(), offer) {
             let ext = if c == Coding::Br { ".br" } else { ".gz" };
-            let sibling = format!("{path}{ext}");
+            let mut buf = [0u8; SIBLING_ON_STACK];
+            let sibling = with_ext(&path, ext, &mut buf);
             if let Some(rep) = self.plain_file(&sibling, content_type)? {
                 return Ok(Some((c, rep)));
             }
@@ -492,6 +493,28 @@ fn cache_path(clean: &path::CleanPath) -> Option<std::borrow::Cow<'_, str>> {
         (false, true) => None,
         (true, true) => Some("index.html".into()),
         (true, false) => Some(format!("{}/index.html", clean.rel).into()),
+    }
+}
+
+/// Longest sibling path built on the stack rather than the heap.
+const SIBLING_ON_STACK: usize = 256;
+
+/// `path` followed by `ext`, in `buf` when it fits (no allocation per request), else on the heap.
+fn with_ext<'b>(
+    path: &str,
+    ext: &str,
+    buf: &'b mut [u8; SIBLING_ON_STACK],
+) -> std::borrow::Cow<'b, str> {
+    let n = path.len() + ext.len();
+    if n > buf.len() {
+        return format!("{path}{ext}").into();
+    }
+    buf[..path.len()].copy_from_slice(path.as_bytes());
+    buf[path.len()..n].copy_from_slice(ext.as_bytes());
+    // Two str's bytes end to end are UTF-8.
+    match std::str::from_utf8(&buf[..n]) {
+        Ok(s) => s.into(),
+        Err(_) => format!("{path}{ext}").into(),
     }
 }
 
