@@ -15,7 +15,7 @@ use twelve_http::{Header, ParseError, Status, encode_error, parse_request};
 const HEADERS: usize = 128;
 
 /// Read space a connection takes while a large body streams in: the most one upload holds.
-const STREAM_READ_BYTES: usize = 128 * 1024;
+const STREAM_READ_BYTES: usize = 256 * 1024;
 
 /// A streamed body in progress.
 pub(crate) struct Stream {
