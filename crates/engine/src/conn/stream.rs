@@ -211,7 +211,7 @@ mod tests {
         let head = "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n123";
         assert!(feed(&mut c, &mut x, head.as_bytes(), 0).is_empty());
         c.on_eof(&mut x);
-        assert!(c.body.is_none());
+        assert!(c.extra.is_none());
         assert!(!seen.lock().unwrap().1);
     }
 }
