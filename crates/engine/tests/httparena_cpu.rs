@@ -444,3 +444,38 @@ fn static_range_of_the_encoded_representation() {
     drop(c);
     srv.finish();
 }
+
+// ---- over HTTP/2 (h2c with prior knowledge): the same Response path ----
+
+/// json-comp and a precompressed static file over HTTP/2: the coding, `Vary` and the decoded
+/// body are those of HTTP/1.1 (HttpArena's json-h2c profile asks the json endpoint over h2c).
+#[test]
+fn compression_and_siblings_over_h2c() {
+    let srv = arena();
+    let mut c = twelve_testkit::h2::Client::connect(srv.addr, BOUND);
+    let mut fields = twelve_testkit::h2::request("GET", "/json/40?m=7");
+    fields.push(("accept-encoding", "gzip, br"));
+    c.headers(1, &fields, true);
+    let r = c.response(1).expect("a response on stream 1");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.field("content-encoding"), Some("gzip"));
+    assert_eq!(r.field("vary"), Some("Accept-Encoding"));
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(&r.body[..])
+        .read_to_end(&mut json)
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["count"].as_u64(), Some(40));
+    let mut fields = twelve_testkit::h2::request("GET", "/static/reset.css");
+    fields.push(("accept-encoding", "br;q=1, gzip;q=0.8"));
+    c.headers(3, &fields, true);
+    let r = c.response(3).expect("a response on stream 3");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.field("content-encoding"), Some("br"));
+    assert_eq!(
+        r.body,
+        std::fs::read(data().join("static/reset.css.br")).unwrap()
+    );
+    drop(c);
+    srv.finish();
+}
