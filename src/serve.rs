@@ -51,6 +51,15 @@ pub struct Args {
     /// a changed file is never served stale; above 0, a change shows within this long.
     #[arg(long, value_name = "SECS", default_value = "0")]
     file_cache_valid: f64,
+    /// With --root, serve NAME.br or NAME.gz beside NAME to clients that accept that coding
+    /// (nginx's gzip_static and brotli_static).
+    #[arg(long)]
+    precompressed: bool,
+    /// Compress textual 200 responses for clients that accept gzip, br or zstd
+    /// (Accept-Encoding, q-values honoured): off (the default), on, or levels such as
+    /// gzip=1,br=3,zstd=1,min=512 (the defaults of on; min: smallest body compressed, bytes).
+    #[arg(long, value_name = "off|on|LEVELS", default_value = "off")]
+    compress: String,
     /// Seconds a request head may take, from its first byte (then 408); also the longest a new
     /// connection may stay silent (then closed without a response).
     #[arg(long, value_name = "SECS", default_value = "10")]
@@ -368,6 +377,16 @@ fn config(args: &Args) -> anyhow::Result<Config> {
         busy_poll_us: args.busy_poll,
         metrics_path: (!args.no_metrics).then(|| args.metrics_path.clone()),
         root: args.root.clone(),
+        precompressed: args.precompressed,
+        compression: match args.compress.as_str() {
+            "off" => None,
+            "on" => Some(twelve_engine::Compression::default()),
+            levels => Some(
+                levels
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--compress {levels}: {e}"))?,
+            ),
+        },
         file_cache: FileCacheConfig {
             bytes: args.file_cache,
             max_file: args.file_cache_max,
@@ -475,6 +494,20 @@ mod tests {
         coalesce_without_unit_named: ["--coalesce", "50"] => "--coalesce 50: expected off or a nap";
         coalesce_too_long_named: ["--coalesce", "11ms"] => "--coalesce 11ms: at most 10ms";
         negative_file_cache_valid_named: ["--file-cache-valid=-1"] => "--file-cache-valid -1";
+        bad_compress_level_named: ["--compress", "gzip=13"] => "--compress gzip=13: gzip level 13 is out of range";
+        bad_compress_key_named: ["--compress", "lz4=1"] => "--compress lz4=1: \"lz4\": unknown key";
+    }
+
+    #[test]
+    fn compression_flags_reach_the_config() {
+        let d = parse(&[]).unwrap();
+        assert_eq!((d.compression, d.precompressed), (None, false));
+        let on = parse(&["--compress", "on", "--precompressed"]).unwrap();
+        assert_eq!(on.compression, Some(twelve_engine::Compression::default()));
+        assert!(on.precompressed);
+        let levels = parse(&["--compress", "gzip=6,min=100"]).unwrap();
+        let c = levels.compression.unwrap();
+        assert_eq!((c.gzip_level, c.min_bytes), (6, 100));
     }
 
     #[test]
