@@ -81,6 +81,8 @@ PIDS+=($!)
 
 # nginx: one worker; http2 on both listeners (the plain one takes prior knowledge only).
 cat > "$DIR/nginx/nginx.conf" <<EOF
+# root: the worker reads the files of a mktemp directory (mode 700).
+user root;
 worker_processes 1;
 daemon off;
 pid $DIR/nginx/nginx.pid;
@@ -91,7 +93,6 @@ http {
     access_log off;
     server_tokens off;
     keepalive_requests 1000000000;
-    http2_max_requests 1000000000;
     http2_max_concurrent_streams 128;
     client_body_temp_path $DIR/nginx/body;
     proxy_temp_path $DIR/nginx/proxy;
