@@ -11,6 +11,7 @@ use super::frame::{self, DEFAULT_MAX_FRAME_SIZE, Frame, FrameHeader, HEADER_LEN,
 use super::frame::{Setting, flags, kind};
 use super::hpack::{Decoder, Encoder};
 use super::server::{split_block, write_header};
+use super::window::{self, DEFAULT_WINDOW, MAX_WINDOW, window_update};
 use super::{ErrorCode, FrameError, Violation};
 use crate::Status;
 
@@ -18,12 +19,6 @@ mod data;
 mod event;
 
 pub use event::{ClientFault, Event};
-
-/// The largest window RFC 9113 §6.9.1 allows.
-const MAX_WINDOW: i64 = (1 << 31) - 1;
-
-/// The window every stream and the connection start with (§6.9.2).
-const DEFAULT_WINDOW: i64 = 65_535;
 
 /// The largest field block this client gathers across HEADERS and CONTINUATION frames.
 const MAX_HEADER_BLOCK: usize = 64 * 1024;
@@ -528,14 +523,9 @@ impl<T: Copy> ClientConn<T> {
         match s {
             Setting::HeaderTableSize(n) => self.encoder.set_max_table_size(n as usize),
             Setting::InitialWindowSize(n) => {
-                // §6.9.2: the change applies to every open stream's window.
-                let delta = i64::from(n) - self.peer_stream_window;
-                self.peer_stream_window = i64::from(n);
-                for s in &mut self.streams {
-                    s.send_window += delta;
-                    if s.send_window > MAX_WINDOW {
-                        return Err(ClientFault::WindowOverflow);
-                    }
+                let windows = self.streams.iter_mut().map(|s| &mut s.send_window);
+                if !window::resize(&mut self.peer_stream_window, n, windows) {
+                    return Err(ClientFault::WindowOverflow);
                 }
             }
             Setting::MaxFrameSize(n) => self.peer_max_frame = n,
@@ -723,10 +713,6 @@ fn parse_status(v: &[u8]) -> Option<u16> {
         }
         _ => None,
     }
-}
-
-fn window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
-    frame::encode(&Frame::WindowUpdate { stream, increment }, out);
 }
 
 fn reset(out: &mut Vec<u8>, stream: u32, code: ErrorCode) {

@@ -13,6 +13,7 @@ mod frame;
 pub mod hpack;
 pub mod respond;
 mod server;
+mod window;
 
 pub use client::{ClientConfig, ClientConn, ClientFault, Event, request_head};
 pub use fields::{Fields, Malformed};

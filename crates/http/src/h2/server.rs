@@ -8,16 +8,11 @@
 //! answered at once never stays, so the table is small and searched linearly.
 
 use super::fields::{Fields, Malformed};
-use super::frame::{self, DEFAULT_MAX_FRAME_SIZE, Frame, HEADER_LEN, PREFACE, Setting, flags};
-use super::hpack::{Decoded, Decoder, Encoder, HpackError};
-use super::{ErrorCode, FrameError, Violation};
+use super::frame::{self, DEFAULT_MAX_FRAME_SIZE, Frame, PREFACE, Setting};
+use super::hpack::{Decoded, Decoder, Encoder};
+use super::window::{self, DEFAULT_WINDOW, MAX_WINDOW, window_update};
+use super::{ErrorCode, FrameError};
 use crate::Status;
-
-/// The largest window RFC 9113 §6.9.1 allows.
-const MAX_WINDOW: i64 = (1 << 31) - 1;
-
-/// The window every stream and the connection start with (§6.9.2).
-const DEFAULT_WINDOW: i64 = 65_535;
 
 /// How many stream ids this side reset are remembered, so that frames the peer sent before
 /// it saw the reset are ignored rather than answered with STREAM_CLOSED (§5.1, "closed").
@@ -64,108 +59,6 @@ impl Default for ServerConfig {
             control_budget: 1024,
         }
     }
-}
-
-/// Why a stream or the connection was ended: one counter each in /metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Fault {
-    /// A frame broke a rule of its own type (§4, §6).
-    Frame(Violation),
-    /// The connection did not begin with the client preface (§3.4).
-    Preface,
-    /// The first frame after the preface was not SETTINGS (§3.4).
-    SettingsFirst,
-    /// A client stream with an even id (§5.1.1).
-    EvenStream,
-    /// A new stream whose id is not above every earlier one's (§5.1.1).
-    StreamBackwards,
-    /// DATA, RST_STREAM or WINDOW_UPDATE on a stream that was never opened (§5.1).
-    IdleStream,
-    /// A frame other than PRIORITY on a stream already closed (§5.1).
-    ClosedStream,
-    /// A frame other than CONTINUATION inside a field block, or a CONTINUATION outside one
-    /// (§6.10).
-    Continuation,
-    /// A field block longer than `max_header_block` (CVE-2024-27316).
-    HeaderBlockTooLarge,
-    /// HPACK could not decode a block (RFC 7541; COMPRESSION_ERROR).
-    Hpack(HpackError),
-    /// A malformed request (§8.1.1).
-    Malformed(Malformed),
-    /// The peer sent more than a window allowed (§6.9).
-    FlowControl,
-    /// A WINDOW_UPDATE or SETTINGS took a send window past 2^31-1 (§6.9.1).
-    WindowOverflow,
-    /// Too many RST_STREAM frames (CVE-2023-44487).
-    RapidReset,
-    /// Too many frames that carry no request (SETTINGS, PING, empty DATA ... floods).
-    ControlFlood,
-    /// A PUSH_PROMISE from a client (§8.4).
-    PushPromise,
-    /// A stream over SETTINGS_MAX_CONCURRENT_STREAMS (§5.1.2).
-    Refused,
-}
-
-impl Fault {
-    /// A short name for /metrics.
-    pub fn name(self) -> &'static str {
-        match self {
-            Fault::Frame(v) => match v {
-                Violation::TooLarge => "frame_too_large",
-                Violation::BadLength => "frame_size",
-                Violation::StreamZero | Violation::StreamNonZero => "frame_stream",
-                Violation::PaddingTooLong => "padding",
-                Violation::SelfDependency => "self_dependency",
-                Violation::EnablePush | Violation::InitialWindowSize | Violation::MaxFrameSize => {
-                    "bad_setting"
-                }
-                Violation::ZeroIncrement => "zero_window_increment",
-            },
-            Fault::Preface => "preface",
-            Fault::SettingsFirst => "settings_first",
-            Fault::EvenStream => "even_stream",
-            Fault::StreamBackwards => "stream_backwards",
-            Fault::IdleStream => "idle_stream",
-            Fault::ClosedStream => "closed_stream",
-            Fault::Continuation => "continuation",
-            Fault::HeaderBlockTooLarge => "header_block_too_large",
-            Fault::Hpack(_) => "hpack",
-            Fault::Malformed(_) => "malformed",
-            Fault::FlowControl => "flow_control",
-            Fault::WindowOverflow => "window_overflow",
-            Fault::RapidReset => "rapid_reset",
-            Fault::ControlFlood => "control_flood",
-            Fault::PushPromise => "push_promise",
-            Fault::Refused => "refused_stream",
-        }
-    }
-
-    /// Every name [`Fault::name`] gives, for /metrics to list each once.
-    pub const NAMES: [&'static str; 23] = [
-        "frame_too_large",
-        "frame_size",
-        "frame_stream",
-        "padding",
-        "self_dependency",
-        "bad_setting",
-        "zero_window_increment",
-        "preface",
-        "settings_first",
-        "even_stream",
-        "stream_backwards",
-        "idle_stream",
-        "closed_stream",
-        "continuation",
-        "header_block_too_large",
-        "hpack",
-        "malformed",
-        "flow_control",
-        "window_overflow",
-        "rapid_reset",
-        "control_flood",
-        "push_promise",
-        "refused_stream",
-    ];
 }
 
 /// What one call of [`ServerConn::poll`] did.
@@ -517,14 +410,9 @@ impl ServerConn {
         match s {
             Setting::HeaderTableSize(n) => self.encoder.set_max_table_size(n as usize),
             Setting::InitialWindowSize(n) => {
-                // §6.9.2: the change applies to every open stream's window.
-                let delta = i64::from(n) - self.peer_stream_window;
-                self.peer_stream_window = i64::from(n);
-                for s in &mut self.streams {
-                    s.send_window += delta;
-                    if s.send_window > MAX_WINDOW {
-                        return Err(Fault::WindowOverflow);
-                    }
+                let windows = self.streams.iter_mut().map(|s| &mut s.send_window);
+                if !window::resize(&mut self.peer_stream_window, n, windows) {
+                    return Err(Fault::WindowOverflow);
                 }
             }
             Setting::MaxFrameSize(n) => self.peer_max_frame = n,
@@ -932,168 +820,13 @@ impl ServerConn {
     pub fn is_blocked(&self) -> bool {
         self.streams.iter().any(|s| s.answering)
     }
-
-    /// Writes the response head for `stream`: `write` appends fields with the encoder
-    /// (`:status` first); END_STREAM when the response has no body. A block over the peer's
-    /// frame size continues in CONTINUATION frames (§6.10).
-    pub fn headers(
-        &mut self,
-        out: &mut Vec<u8>,
-        stream: u32,
-        end_stream: bool,
-        write: impl FnOnce(&mut Encoder, &mut Vec<u8>),
-    ) {
-        let start = out.len();
-        out.extend_from_slice(&[0; HEADER_LEN]);
-        self.encoder.begin_block(out);
-        write(&mut self.encoder, out);
-        let len = out.len() - start - HEADER_LEN;
-        let max = self.peer_max_frame as usize;
-        let mut f = flags::END_HEADERS;
-        if end_stream {
-            f |= flags::END_STREAM;
-        }
-        if len <= max {
-            write_header(&mut out[start..], len, frame::kind::HEADERS, f, stream);
-        } else {
-            split_block(out, start, max, f, stream);
-        }
-        if let Some(i) = self.find(stream) {
-            if end_stream {
-                self.streams.swap_remove(i);
-            } else {
-                self.streams[i].answering = true;
-            }
-        }
-    }
-
-    /// How many body octets `stream` may send now: the smaller of its window and the
-    /// connection's.
-    pub fn send_capacity(&self, stream: u32) -> usize {
-        let s = self.find(stream).map_or(0, |i| self.streams[i].send_window);
-        s.min(self.send_window).max(0) as usize
-    }
-
-    /// Sends as much of `data` as the windows allow as DATA frames of at most the peer's
-    /// frame size, END_STREAM on the last when all of it went and `end_stream`; returns how
-    /// much went. The stream is forgotten once its END_STREAM is written.
-    pub fn data(&mut self, out: &mut Vec<u8>, stream: u32, data: &[u8], end_stream: bool) -> usize {
-        let Some(i) = self.find(stream) else {
-            return 0;
-        };
-        let room = self.streams[i].send_window.min(self.send_window).max(0) as usize;
-        let n = data.len().min(room);
-        let max = self.peer_max_frame as usize;
-        let mut sent = 0;
-        loop {
-            let len = (n - sent).min(max);
-            let last = sent + len == n;
-            let f = if last && n == data.len() && end_stream {
-                flags::END_STREAM
-            } else {
-                0
-            };
-            if len == 0 && f == 0 {
-                break;
-            }
-            let at = out.len();
-            out.extend_from_slice(&[0; HEADER_LEN]);
-            write_header(&mut out[at..], len, frame::kind::DATA, f, stream);
-            out.extend_from_slice(&data[sent..sent + len]);
-            sent += len;
-            if last {
-                break;
-            }
-        }
-        let s = &mut self.streams[i];
-        s.send_window -= n as i64;
-        self.send_window -= n as i64;
-        if n == data.len() && end_stream {
-            self.streams.swap_remove(i);
-        }
-        n
-    }
-
-    /// Writes a whole error response (`status`, a one-line plain-text body) on `stream`.
-    pub fn respond_error(&mut self, out: &mut Vec<u8>, stream: u32, status: u16) {
-        if self.find(stream).is_none() {
-            self.streams.push(Stream {
-                id: stream,
-                receiving: false,
-                send_window: self.peer_stream_window,
-                recv_window: 0,
-                recv_unacked: 0,
-                head: None,
-                body: Vec::new(),
-                answering: false,
-            });
-        }
-        let mut body = [0u8; 64];
-        let text = format_error(&mut body, status);
-        self.headers(out, stream, false, |enc, out| {
-            super::respond::head(
-                enc,
-                out,
-                status,
-                Some("text/plain; charset=utf-8"),
-                Some(text.len() as u64),
-                &[],
-            );
-        });
-        let n = self.data(out, stream, text, true);
-        if n < text.len() {
-            // A window too small even for an error's body: the stream is reset instead.
-            self.reset(out, stream, ErrorCode::Cancel);
-        }
-    }
 }
 
-/// `status reason\n` into `buf`.
-fn format_error(buf: &mut [u8; 64], status: u16) -> &[u8] {
-    use std::io::Write;
-    let mut w = &mut buf[..];
-    let _ = writeln!(w, "{status} {}", crate::reason_phrase(status));
-    let left = w.len();
-    &buf[..64 - left]
-}
+mod fault;
+mod send;
 
-fn window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
-    frame::encode(&Frame::WindowUpdate { stream, increment }, out);
-}
-
-pub(super) fn write_header(at: &mut [u8], len: usize, kind: u8, flags: u8, stream: u32) {
-    let len = len as u32;
-    at[..3].copy_from_slice(&len.to_be_bytes()[1..]);
-    at[3] = kind;
-    at[4] = flags;
-    at[5..9].copy_from_slice(&stream.to_be_bytes());
-}
-
-/// Cuts the field block written after `out[start..start + 9]` into a HEADERS frame and
-/// CONTINUATION frames of at most `max` octets; `f` holds HEADERS' flags, END_HEADERS moving
-/// to the last frame.
-pub(super) fn split_block(out: &mut Vec<u8>, start: usize, max: usize, f: u8, stream: u32) {
-    let block = out.split_off(start + HEADER_LEN);
-    out.truncate(start);
-    let mut chunks = block.chunks(max).peekable();
-    let mut first = true;
-    while let Some(c) = chunks.next() {
-        let last = chunks.peek().is_none();
-        let (kind, mut fl) = if first {
-            (frame::kind::HEADERS, f & flags::END_STREAM)
-        } else {
-            (frame::kind::CONTINUATION, 0)
-        };
-        if last {
-            fl |= flags::END_HEADERS;
-        }
-        let at = out.len();
-        out.extend_from_slice(&[0; HEADER_LEN]);
-        write_header(&mut out[at..], c.len(), kind, fl, stream);
-        out.extend_from_slice(c);
-        first = false;
-    }
-}
+pub use fault::Fault;
+pub(super) use send::{split_block, write_header};
 
 #[cfg(test)]
 mod tests;

@@ -2,9 +2,9 @@
 //! enforces, and the frames it writes back.
 
 use super::*;
+use crate::Header;
 use crate::h2::hpack::{Encoder, Index};
-use crate::h2::{Frame, MAX_FRAME_SIZE_LIMIT, Setting, encode, encode_settings};
-use crate::{Header, Method};
+use crate::h2::{Frame, HEADER_LEN, Setting, Violation, encode, encode_settings, flags};
 
 /// A client: its HPACK encoder and the bytes it has written.
 struct Client {
@@ -693,7 +693,6 @@ fn a_head_larger_than_the_frame_size_continues_in_continuation_frames() {
         ]
     );
     assert!(frames(&out).iter().all(|f| f.3.len() <= 16_384));
-    let _ = MAX_FRAME_SIZE_LIMIT;
 }
 
 #[test]
@@ -760,5 +759,4 @@ fn trailers_end_a_body_and_are_not_fields_of_the_request() {
     let r = run(&mut conn, &c.bytes, true);
     assert_eq!(r.requests.len(), 1);
     assert_eq!(r.requests[0].2, b"abc");
-    let _ = Method::Get;
 }
