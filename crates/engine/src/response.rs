@@ -139,6 +139,20 @@ impl<'a> Response<'a> {
         }
     }
 
+    /// [`Response::from_parts`] for an HTTP/2 stream (an async handler's answer).
+    pub(crate) fn from_parts_h2(
+        out: &'a mut Vec<u8>,
+        scratch: &'a mut Scratch,
+        file: &'a mut Option<FileBody>,
+        head_only: bool,
+        h2: H2Out<'a>,
+    ) -> Self {
+        Self {
+            h2: Some(h2),
+            ..Self::from_parts(out, scratch, file, head_only, Connection::Default)
+        }
+    }
+
     /// The status written, if a response has been written.
     pub fn status(&self) -> Option<u16> {
         self.status

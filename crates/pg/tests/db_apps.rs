@@ -1,6 +1,7 @@
 //! twelve-pg against a real PostgreSQL (Debian's, started per test binary in a temporary
 //! directory): TechEmpower's db, queries, fortunes and updates and HttpArena's async-db, by
-//! their validation rules; a database restart under load; an unreachable database at start.
+//! their validation rules, over HTTP/1.1 and HTTP/2; a database restart under load; an
+//! unreachable database at start.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -315,6 +316,91 @@ fn async_db_follows_httparenas_checks() {
     // Defaults: min 10, max 50, limit 50; a limit past 50 is clamped.
     assert_eq!(c.get("/async-db").json()["count"], 50);
     assert_eq!(c.get("/async-db?limit=500").json()["count"], 50);
+}
+
+/// Database routes over HTTP/2 (h2c with prior knowledge), on both backends: many streams of
+/// one connection wait on the database at once, each answered on its own stream.
+#[test]
+fn database_routes_answer_concurrent_h2_streams() {
+    let Some(pg) = postgres() else { return };
+    let mut backends = vec![twelve_engine::Backend::Epoll];
+    match twelve_engine::Backend::probe_uring() {
+        Ok(()) => backends.push(twelve_engine::Backend::Uring),
+        Err(e) => skip_or_fail(format!("io_uring unavailable here ({e})")),
+    }
+    for io in backends {
+        let s = server_on(&pg.url("postgres"), io);
+        let mut c =
+            twelve_testkit::h2::Client::connect(s.local_addrs()[0], Duration::from_secs(10));
+        let paths = [
+            "/async-db?min=20&max=150&limit=18",
+            "/db",
+            "/fortunes",
+            "/queries?queries=7",
+            "/async-db?min=5&max=80&limit=7",
+            "/updates?queries=3",
+        ];
+        c.batch();
+        for (i, p) in paths.iter().enumerate() {
+            c.get(2 * i as u32 + 1, p);
+        }
+        c.flush();
+        let got = h2_answers(&mut c, paths.len());
+        for (i, p) in paths.iter().enumerate() {
+            let (status, body) = &got[&(2 * i as u32 + 1)];
+            let body = String::from_utf8_lossy(body);
+            assert_eq!(*status, 200, "{io:?} {p}: {body}");
+            match *p {
+                "/fortunes" => assert!(body.contains("Additional fortune"), "{body}"),
+                "/db" => {
+                    assert_world(&serde_json::from_str(&body).unwrap());
+                }
+                _ if p.starts_with("/async-db") => {
+                    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+                    let want = if p.ends_with("18") { 18 } else { 7 };
+                    assert_eq!(v["count"], want, "{p}");
+                }
+                _ => {
+                    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+                    assert!(v.as_array().is_some_and(|a| !a.is_empty()), "{p}: {v}");
+                }
+            }
+        }
+    }
+}
+
+/// Reads frames until `n` streams have ended: each stream's status and body.
+fn h2_answers(
+    c: &mut twelve_testkit::h2::Client,
+    n: usize,
+) -> std::collections::HashMap<u32, (u16, Vec<u8>)> {
+    use twelve_testkit::h2::Got;
+    let mut got = std::collections::HashMap::<u32, (u16, Vec<u8>)>::new();
+    let mut ended = 0;
+    while ended < n {
+        match c.next_frame() {
+            Got::Headers {
+                stream,
+                end_stream,
+                fields,
+            } => {
+                let status = fields.iter().find(|(n, _)| n == ":status");
+                got.entry(stream).or_default().0 = status.map_or(0, |(_, v)| v.parse().unwrap());
+                ended += usize::from(end_stream);
+            }
+            Got::Data {
+                stream,
+                end_stream,
+                data,
+            } => {
+                got.entry(stream).or_default().1.extend_from_slice(&data);
+                ended += usize::from(end_stream);
+            }
+            g @ (Got::Reset { .. } | Got::GoAway { .. } | Got::Closed) => panic!("{g:?}"),
+            _ => {}
+        }
+    }
+    got
 }
 
 /// The database restarts while clients keep asking: the answers in between are 503s (no

@@ -59,7 +59,7 @@ pub(crate) fn run<W: Driver>(w: &mut W, later: &mut Later, now: u64, io: bool) {
         if d.timed_out {
             ctx.metrics().timeout(TimeoutKind::Handler);
         }
-        if live.conn().fill(d.task, &d.reply, ctx) {
+        if live.conn().fill(d.task, d.reply, ctx) {
             w.run_expired(d.conn, now);
         }
     }

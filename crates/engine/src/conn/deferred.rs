@@ -16,9 +16,9 @@
 //! same box). The hooks in the rest of the state machine: `answer.rs` writes into [`sink`],
 //! stops at [`room`] and registers a future with [`wait`]; `mod.rs` asks [`Conn::waiting`] in
 //! `next`, `deadline`, `is_idle` and `settled`, calls [`Conn::flush_ready`] in `after_flush`
-//! and [`Conn::cancel_waiting`] in `release`. HTTP/2 (`h2.rs`) does not use them yet: an
-//! async route answers 500 there; a stream would hold one slot of its own and take its
-//! [`Reply`] from [`Conn::fill`]'s caller the same way.
+//! and [`Conn::cancel_waiting`] in `release`. HTTP/2 (`h2.rs`) keeps its waiting streams in
+//! its own state instead (answers go out per stream, in any order); [`Conn::fill`],
+//! [`Conn::waiting`] and [`Conn::cancel_waiting`] are the same calls for both.
 
 use super::{Conn, Ctx, Extra};
 use crate::pool::Pool;
@@ -138,10 +138,14 @@ pub(super) fn wait(
 }
 
 impl Conn {
-    /// Answers are awaited (a slot is not yet sent).
+    /// Answers are awaited (a slot is not yet sent, or an HTTP/2 stream waits).
     #[inline]
     pub(crate) fn waiting(&self) -> bool {
-        matches!(self.extra.as_deref(), Some(Extra::Deferred(d)) if !d.entries.is_empty())
+        match self.extra.as_deref() {
+            Some(Extra::Deferred(d)) => !d.entries.is_empty(),
+            Some(Extra::H2(h2)) => h2.is_waiting(),
+            _ => false,
+        }
     }
 
     /// The connection holds answer slots (waiting, or the last one just answered).
@@ -151,10 +155,13 @@ impl Conn {
     }
 
     /// The answer of task `task` is ready: encoded into its slot, sent once the slots before
-    /// it are. `false` if the connection has no such slot (any more).
-    pub(crate) fn fill(&mut self, task: u64, reply: &Reply, ctx: &mut Ctx) -> bool {
-        let Some(Extra::Deferred(d)) = self.extra.as_deref_mut() else {
-            return false;
+    /// it are (HTTP/2: kept for its stream, written at the connection's next turn). `false`
+    /// if the connection has no such slot (any more).
+    pub(crate) fn fill(&mut self, task: u64, reply: Reply, ctx: &mut Ctx) -> bool {
+        let d = match self.extra.as_deref_mut() {
+            Some(Extra::Deferred(d)) => d,
+            Some(Extra::H2(h2)) => return h2.fill(task, reply),
+            _ => return false,
         };
         let last = d.entries.len().saturating_sub(1);
         let Some((i, e)) = d
@@ -235,9 +242,13 @@ impl Conn {
 
     /// The connection closes: every waiting answer's task is dropped.
     pub(super) fn cancel_waiting(&mut self, ctx: &mut Ctx) {
-        if let Some(Extra::Deferred(d)) = self.extra.as_deref_mut() {
-            cancel_all(d, ctx);
-            self.extra = None;
+        match self.extra.as_deref_mut() {
+            Some(Extra::Deferred(d)) => {
+                cancel_all(d, ctx);
+                self.extra = None;
+            }
+            Some(Extra::H2(h2)) => h2.cancel_all(),
+            _ => {}
         }
     }
 }

@@ -2,9 +2,18 @@
 //! handler calls, through the same `Response` and router HTTP/1.1 uses, and response bodies
 //! that wait for the peer's window sent as it opens. The connection's buffers, timers and
 //! life are `Conn`'s, as for HTTP/1.1.
+//!
+//! An async route's future runs as a task on the worker's runtime (`crate::rt`), keyed to its
+//! stream ([`Waiting`]); streams are independent (RFC 9113 §5), so each answer goes out when
+//! it is ready, in whatever order. [`Conn::fill`] (`deferred.rs`) hands a ready answer to its
+//! stream, and the next turn of [`Conn::process_h2`] writes it, as a sync answer is written,
+//! once the output buffer is back (an io_uring send may hold it). A stream the peer resets,
+//! or a connection that closes, drops its future; while a stream waits, the connection has no
+//! timer of its own (the handler's deadline stands in) and a drain waits for it.
 
 use super::{Conn, Ctx, Extra, Phase};
 use crate::metrics::BatchCounts;
+use crate::reply::Reply;
 use crate::response::{FileBody, H2Out, Response};
 use std::collections::VecDeque;
 use std::os::unix::fs::FileExt;
@@ -42,6 +51,16 @@ enum Body {
     File(FileBody),
 }
 
+/// A stream whose answer comes later: its task on the worker's runtime, and the answer once
+/// the task made it.
+#[derive(Debug)]
+struct Waiting {
+    stream: u32,
+    task: u64,
+    head_only: bool,
+    reply: Option<Reply>,
+}
+
 /// A connection's HTTP/2 state beside `Conn`'s.
 #[derive(Debug)]
 pub(crate) struct H2 {
@@ -49,6 +68,8 @@ pub(crate) struct H2 {
     fields: Fields,
     body: Vec<u8>,
     pending: VecDeque<Pending>,
+    /// Streams answered by async routes, oldest first (no capacity until the first).
+    waiting: Vec<Waiting>,
 }
 
 impl H2 {
@@ -61,7 +82,105 @@ impl H2 {
             fields: Fields::default(),
             body: Vec::new(),
             pending: VecDeque::new(),
+            waiting: Vec::new(),
         }
+    }
+
+    /// Drops the tasks of waiting streams the codec no longer has open: the peer reset them
+    /// (RST_STREAM), or a connection error ended them all. Returns how many.
+    fn cancel_gone(&mut self) -> usize {
+        if self.waiting.is_empty() {
+            return 0;
+        }
+        let before = self.waiting.len();
+        let codec = &self.codec;
+        let rt = crate::rt::existing();
+        self.waiting.retain(|w| {
+            let open = codec.is_open(w.stream);
+            if !open
+                && w.reply.is_none()
+                && let Some(rt) = &rt
+            {
+                rt.cancel(w.task);
+            }
+            open
+        });
+        before - self.waiting.len()
+    }
+
+    /// Streams wait for async answers.
+    #[inline]
+    pub(super) fn is_waiting(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// Drops every waiting stream's task (the connection closes).
+    pub(super) fn cancel_all(&mut self) {
+        let rt = crate::rt::existing();
+        for w in self.waiting.drain(..) {
+            if w.reply.is_none()
+                && let Some(rt) = &rt
+            {
+                rt.cancel(w.task);
+            }
+        }
+    }
+
+    /// Whether some waiting stream's answer is ready to be written.
+    fn has_ready(&self) -> bool {
+        self.waiting.iter().any(|w| w.reply.is_some())
+    }
+
+    /// The answer of task `task` is ready: kept for its stream until the next
+    /// [`Conn::process_h2`] writes it. `false` if no stream waits for that task.
+    pub(super) fn fill(&mut self, task: u64, reply: Reply) -> bool {
+        match self.waiting.iter_mut().find(|w| w.task == task) {
+            Some(w) => {
+                w.reply = Some(reply);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Writes the ready answers, oldest first, until the output passes `high_water`: each
+    /// stream's head and what the windows allow of its body (the rest waits in `pending`).
+    fn write_ready(&mut self, out: &mut Vec<u8>, ctx: &mut Ctx) -> bool {
+        let mut wrote = false;
+        let mut i = 0;
+        while i < self.waiting.len() && out.len() <= ctx.high_water {
+            if self.waiting[i].reply.is_none() {
+                i += 1;
+                continue;
+            }
+            let w = self.waiting.remove(i);
+            let Some(reply) = w.reply else { continue };
+            if !self.codec.is_open(w.stream) {
+                continue;
+            }
+            let mut held = Vec::new();
+            let mut no_file = None;
+            let h2 = H2Out {
+                codec: &mut self.codec,
+                stream: w.stream,
+                held: &mut held,
+            };
+            let mut res =
+                Response::from_parts_h2(out, &mut ctx.scratch, &mut no_file, w.head_only, h2);
+            // A stream ends alone: `Reply::close` (a failed future) writes no field on
+            // HTTP/2 and does not end the connection, whose other streams are not at fault.
+            reply.write(&mut res);
+            let status = res.status().unwrap_or(500);
+            ctx.metrics().response(status);
+            if !held.is_empty() {
+                self.pending.push_back(Pending {
+                    stream: w.stream,
+                    body: Body::Bytes { data: held, at: 0 },
+                });
+            }
+            wrote = true;
+        }
+        wrote
     }
 
     /// Sends what the windows allow of the bodies waiting for them, in the order they were
@@ -139,10 +258,13 @@ impl Conn {
     }
 
     /// Whether a turn of [`Conn::process_h2`] has anything to do after the output was sent:
-    /// frames to read, bodies waiting for window, or a drain to announce.
+    /// frames to read, bodies waiting for window, answers ready, or a drain to announce.
     pub(crate) fn h2_has_work(&self, draining: bool) -> bool {
         self.h2().is_some_and(|h| {
-            !self.read.is_empty() || !h.pending.is_empty() || (draining && !h.codec.is_draining())
+            !self.read.is_empty()
+                || !h.pending.is_empty()
+                || (draining && !h.codec.is_draining())
+                || h.has_ready()
         })
     }
 
@@ -182,7 +304,7 @@ impl Conn {
                 Step::Request { used, stream } => {
                     pos += used;
                     self.served = true;
-                    answer(h2, stream, &mut self.write, ctx, &mut counts);
+                    answer(h2, stream, &mut self.write, now_ms, ctx, &mut counts);
                 }
                 Step::Refused { used, status } => {
                     pos += used;
@@ -205,6 +327,11 @@ impl Conn {
         drop(counts);
         self.read = read;
         self.read.drain(..pos);
+        h2.cancel_gone();
+        if h2.write_ready(&mut self.write, ctx) {
+            // Keep-alive time counts from the last answer, as after a sync one.
+            self.since_ms = now_ms;
+        }
         let mut file_buf = std::mem::take(&mut ctx.scratch.body);
         h2.flush_pending(&mut self.write, ctx.high_water, &mut file_buf);
         file_buf.clear();
@@ -224,7 +351,11 @@ impl Conn {
                 self.since_ms = now_ms;
             }
             Phase::Head
-        } else if !h2.codec.is_idle() && h2.pending.is_empty() && !h2.codec.is_blocked() {
+        } else if h2.waiting.is_empty()
+            && !h2.codec.is_idle()
+            && h2.pending.is_empty()
+            && !h2.codec.is_blocked()
+        {
             // A stream's body is on its way.
             if self.phase != Phase::Body {
                 self.since_ms = now_ms;
@@ -256,11 +387,13 @@ impl Conn {
 }
 
 /// Runs the handler for the request on `stream` and writes its response; a body the windows
-/// do not take yet waits in `h2.pending`.
+/// do not take yet waits in `h2.pending`. An async route's future becomes a task for the
+/// stream ([`Waiting`]), answered when it is ready.
 fn answer(
     h2: &mut H2,
     stream: u32,
     write: &mut Vec<u8>,
+    now_ms: u64,
     ctx: &mut Ctx,
     counts: &mut BatchCounts<'_>,
 ) {
@@ -288,9 +421,25 @@ fn answer(
     let router = &ctx.router;
     let body = &h2.body;
     // As for HTTP/1.1: a panicking handler costs its request, not the worker.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let later = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         router.dispatch(&req, body, &mut res)
-    }));
+    }))
+    .unwrap_or(None);
+    if let Some(pending) = later {
+        h2.body.clear();
+        let deadline = match ctx.handler_timeout_ms {
+            0 => 0,
+            t => now_ms.saturating_add(t).max(1),
+        };
+        let task = crate::rt::current().spawn_request(pending, ctx.conn_token, deadline);
+        h2.waiting.push(Waiting {
+            stream,
+            task,
+            head_only: req.method == twelve_http::Method::Head,
+            reply: None,
+        });
+        return;
+    }
     if res.status().is_none() {
         res.send(
             500,
