@@ -72,7 +72,7 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value = "30")]
     handler_timeout: f64,
     /// PostgreSQL for the database endpoints (TechEmpower's /db, /queries, /fortunes,
-    /// /updates; HttpArena's /async-db), a libpq URL: postgres://user:password@host:port/db,
+    /// /updates; HttpArena's /async-db and its crud profile's /crud/items), a libpq URL: postgres://user:password@host:port/db,
     /// ?host=/dir for a Unix socket directory. Without it they are absent; a database that
     /// cannot be reached at start is an error.
     #[arg(long, value_name = "URL")]
@@ -202,10 +202,12 @@ fn database_routes(
         .connections_per_worker(conns);
     let te = apps::techempower::prepare(&mut db);
     let arena = apps::httparena::prepare(&mut db);
+    let crud = apps::crud::prepare(&mut db);
     twelve_pg::check(&db).map_err(|e| anyhow::anyhow!("--database {}: {e}", db.describe()))?;
     let db = std::sync::Arc::new(db);
     let router = apps::techempower::add_routes(router, &db, te);
-    Ok(apps::httparena::add_routes(router, &db, arena))
+    let router = apps::httparena::add_routes(router, &db, arena);
+    Ok(apps::crud::add_routes(router, &db, crud))
 }
 
 /// The log line of each step of a generation's life.

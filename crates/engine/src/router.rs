@@ -189,12 +189,21 @@ impl Router {
     /// Adds an async `GET` (and `HEAD`) handler for every path that starts with `prefix`
     /// and matches no exact route (the handler reads the rest of the path itself); tried in
     /// order with the [`Router::prefix`] routes.
-    pub fn get_async_prefix<F, Fut>(mut self, prefix: &str, handler: F) -> Self
+    pub fn get_async_prefix<F, Fut>(self, prefix: &str, handler: F) -> Self
     where
         F: Fn(&Request<'_, '_>, &[u8]) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Reply> + 'static,
     {
-        self.add(true, Method::Get, prefix, Kind::Later(Box::new(handler)));
+        self.route_async_prefix(Method::Get, prefix, handler)
+    }
+
+    /// [`Router::get_async_prefix`] for any method (`PUT /items/{id}`, say).
+    pub fn route_async_prefix<F, Fut>(mut self, method: Method, prefix: &str, handler: F) -> Self
+    where
+        F: Fn(&Request<'_, '_>, &[u8]) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Reply> + 'static,
+    {
+        self.add(true, method, prefix, Kind::Later(Box::new(handler)));
         self
     }
 

@@ -37,9 +37,11 @@ fn server_on(url: &str, io: twelve_engine::Backend) -> ServerHandle {
     let mut db = Database::new(url).unwrap();
     let te = apps::techempower::prepare(&mut db);
     let arena = apps::httparena::prepare(&mut db);
+    let crud = apps::crud::prepare(&mut db);
     let db = Arc::new(db);
     let router = apps::techempower::add_routes(Router::new(), &db, te);
     let router = apps::httparena::add_routes(router, &db, arena);
+    let router = apps::crud::add_routes(router, &db, crud);
     let config = Config {
         io,
         handler_timeout: Duration::from_secs(5),
@@ -84,6 +86,18 @@ impl Client {
 
     fn get(&mut self, path: &str) -> Resp {
         write!(self.s, "GET {path} HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+        self.read().expect("a response")
+    }
+
+    /// A request with a JSON body.
+    fn send(&mut self, method: &str, path: &str, body: &str) -> Resp {
+        write!(
+            self.s,
+            "{method} {path} HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
         self.read().expect("a response")
     }
 
@@ -401,6 +415,138 @@ fn h2_answers(
         }
     }
     got
+}
+
+/// HttpArena's crud checks (its `validate.sh`), each on a connection of its own as curl makes
+/// them, against one worker (whose cache they see).
+#[test]
+fn crud_follows_httparenas_checks() {
+    let Some(pg) = postgres() else { return };
+    let s = server(&pg.url("postgres"));
+    let addr = s.local_addrs()[0];
+    let get = |path: &str| Client::new(addr).get(path);
+    // 1. The list: 5 items, total > 0, page 1, each with a rating object.
+    let r = get("/crud/items?category=electronics&page=1&limit=5");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let v = r.json();
+    let items = v["items"].as_array().unwrap();
+    assert_eq!(items.len(), 5);
+    assert_eq!(
+        (v["total"].as_i64(), v["page"].as_i64()),
+        (Some(5), Some(1))
+    );
+    assert!(items.iter().all(|i| i["rating"].is_object()), "{v}");
+    // 2. One item.
+    assert_eq!(get("/crud/items/1").json()["id"], 1);
+    // 3. MISS, then HIT.
+    let first = get("/crud/items/42");
+    let second = get("/crud/items/42");
+    assert_eq!(first.header("x-cache"), Some("MISS"));
+    assert_eq!(second.header("x-cache"), Some("HIT"));
+    assert_eq!(first.body, second.body);
+    // 4. Not found.
+    assert_eq!(get("/crud/items/999999").status, 404);
+    // 5. Create: 201.
+    let body = r#"{"id":200001,"name":"ValidateItem","category":"test","price":42,"quantity":7}"#;
+    let r = Client::new(addr).send("POST", "/crud/items", body);
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["name"], "ValidateItem");
+    // 6. Read back.
+    assert_eq!(get("/crud/items/200001").json()["id"], 200_001);
+    // 7. Warm, update (200), then a MISS with the new fields.
+    get("/crud/items/200001");
+    let body = r#"{"name":"UpdatedItem","category":"test","price":99,"quantity":1}"#;
+    let r = Client::new(addr).send("PUT", "/crud/items/200001", body);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        (r.json()["name"].as_str(), r.json()["price"].as_i64()),
+        (Some("UpdatedItem"), Some(99))
+    );
+    let after = get("/crud/items/200001");
+    assert_eq!(after.header("x-cache"), Some("MISS"));
+    assert_eq!(after.json()["quantity"], 1);
+}
+
+/// What the checks leave open: pages follow each other by id within the category, a create of
+/// an existing id updates it (upsert), a PUT of a missing item is 404, a body that is not
+/// the expected JSON is 400, and a cached item expires after the 200 ms TTL.
+#[test]
+fn crud_pages_upserts_and_expiry() {
+    let Some(pg) = postgres() else { return };
+    let s = server(&pg.url("postgres"));
+    let mut c = Client::new(s.local_addrs()[0]);
+    let ids = |v: serde_json::Value| -> Vec<i64> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_i64().unwrap())
+            .collect()
+    };
+    let p1 = ids(c.get("/crud/items?category=office&page=1&limit=10").json());
+    let p2 = ids(c.get("/crud/items?category=office&page=2&limit=10").json());
+    assert_eq!(p1.len(), 10);
+    assert!(
+        p1.windows(2).all(|w| w[0] < w[1]) && p1[9] < p2[0],
+        "{p1:?} {p2:?}"
+    );
+    let r = c.get("/crud/items?category=office&limit=3").json();
+    assert!(
+        r["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["category"] == "office")
+    );
+    assert_eq!(
+        (r["limit"].as_i64(), r["page"].as_i64()),
+        (Some(3), Some(1))
+    );
+    let r = c.get("/crud/items?category=nothing-here").json();
+    assert_eq!(
+        r,
+        serde_json::json!({"items": [], "total": 0, "page": 1, "limit": 10})
+    );
+    // Upsert: the second create of an id updates it.
+    let body = |name: &str| {
+        format!(r#"{{"id":300001,"name":"{name}","category":"test","price":5,"quantity":2}}"#)
+    };
+    assert_eq!(c.send("POST", "/crud/items", &body("first")).status, 201);
+    assert_eq!(c.get("/crud/items/300001").header("x-cache"), Some("MISS"));
+    let r = c.send("POST", "/crud/items", &body("second"));
+    assert_eq!((r.status, r.json()["name"].as_str()), (201, Some("second")));
+    let r = c.get("/crud/items/300001");
+    assert_eq!(
+        (r.header("x-cache"), r.json()["name"].as_str()),
+        (Some("MISS"), Some("second"))
+    );
+    // Missing items and bad bodies.
+    let change = r#"{"name":"x","price":1,"quantity":1}"#;
+    assert_eq!(c.send("PUT", "/crud/items/999999", change).status, 404);
+    assert_eq!(c.send("PUT", "/crud/items/1", "{\"name\":1}").status, 400);
+    assert_eq!(c.send("POST", "/crud/items", "not json").status, 400);
+    assert_eq!(c.get("/crud/items/abc").status, 404);
+    // Expiry: once the TTL passed since the MISS that filled it, the next read is a MISS.
+    let filled = c.get("/crud/items/7");
+    let since = Instant::now();
+    assert_eq!(filled.header("x-cache"), Some("MISS"));
+    loop {
+        let r = c.get("/crud/items/7");
+        if r.header("x-cache") == Some("MISS") {
+            break;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(10),
+            "no MISS after 10 s"
+        );
+        // The poll interval, not a synchronization: the condition is the header.
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        since.elapsed() >= twelve_pg::apps::crud::TTL,
+        "a HIT until the TTL passed"
+    );
 }
 
 /// The database restarts while clients keep asking: the answers in between are 503s (no

@@ -1,6 +1,8 @@
 -- The tables of TechEmpower's database tests (World, Fortune; its toolset's
 -- create-postgres.sql) and of HttpArena's database profiles (items, and fortune: the same 12
--- rows as TechEmpower's here). Used by crates/pg's tests and by bench/db.sh.
+-- rows as TechEmpower's here). Used by crates/pg's tests and by bench/db.sh. items has
+-- HttpArena's 100,000 rows and ten categories (its crud load asks for ids up to 50,000 and
+-- for the category office).
 CREATE TABLE world (
     id integer NOT NULL PRIMARY KEY,
     randomnumber integer NOT NULL DEFAULT 0
@@ -40,12 +42,13 @@ CREATE TABLE items (
 INSERT INTO items
 SELECT x,
        'Alpha Widget ' || x,
-       (ARRAY['electronics', 'tools', 'garden', 'books'])[x % 4 + 1],
+       (ARRAY['electronics', 'tools', 'garden', 'books', 'office', 'home', 'toys', 'sports',
+              'auto', 'clothing'])[x % 10 + 1],
        (x * 7) % 500 + 1,
        x % 50,
        x % 3 <> 0,
        CASE WHEN x % 2 = 0 THEN '["fast", "new"]'::jsonb ELSE '["sale"]'::jsonb END,
        x % 100,
        x % 1000
-FROM generate_series(1, 20000) AS x;
+FROM generate_series(1, 100000) AS x;
 ANALYZE;

@@ -1,5 +1,6 @@
 //! HttpArena's database profiles (github.com/MDA2AV/HttpArena,
-//! `site/content/docs/test-profiles/h1/isolated/`): `async-database` and `fortunes`.
+//! `site/content/docs/test-profiles/h1/isolated/`): `async-database` and `fortunes` (the
+//! `crud` profile is `crud.rs`).
 //!
 //! - `GET /async-db?min=&max=&limit=`: the `items` with `price` between `min` and `max`
 //!   (integers, defaults 10 and 50), at most `limit` (default 50, clamped to 1-50), as
@@ -10,7 +11,7 @@
 //!   table has 200 rows).
 
 use super::techempower::fortunes_html;
-use crate::{Database, INT4, Param, Pool, Rows, Statement};
+use crate::{Database, INT4, Param, Pool, Row, Rows, Statement};
 use std::sync::Arc;
 use twelve_engine::{Reply, Request, Router};
 
@@ -75,56 +76,67 @@ pub fn range(req: &Request<'_, '_>) -> (i32, i32, i32) {
 
 fn items_json(rows: &Rows) -> Vec<u8> {
     let mut out = Vec::with_capacity(32 + rows.len() * 200);
-    let mut b = itoa::Buffer::new();
     out.extend_from_slice(b"{\"items\":[");
     let mut n = 0;
     for r in rows.iter() {
-        let (Some(id), Some(name), Some(category), Some(price), Some(quantity)) =
-            (r.int(0), r.text(1), r.text(2), r.int(3), r.int(4))
-        else {
-            continue;
-        };
-        let (Some(active), Some(tags), Some(score), Some(count)) =
-            (r.bool(5), r.jsonb(6), r.int(7), r.int(8))
-        else {
-            continue;
-        };
         if n > 0 {
             out.push(b',');
         }
-        n += 1;
-        out.extend_from_slice(b"{\"id\":");
-        out.extend_from_slice(b.format(id).as_bytes());
-        out.extend_from_slice(b",\"name\":");
-        json_string(name, &mut out);
-        out.extend_from_slice(b",\"category\":");
-        json_string(category, &mut out);
-        out.extend_from_slice(b",\"price\":");
-        out.extend_from_slice(b.format(price).as_bytes());
-        out.extend_from_slice(b",\"quantity\":");
-        out.extend_from_slice(b.format(quantity).as_bytes());
-        out.extend_from_slice(if active {
-            b",\"active\":true"
-        } else {
-            b",\"active\":false"
-        });
-        // jsonb comes back as JSON text already.
-        out.extend_from_slice(b",\"tags\":");
-        out.extend_from_slice(tags.as_bytes());
-        out.extend_from_slice(b",\"rating\":{\"score\":");
-        out.extend_from_slice(b.format(score).as_bytes());
-        out.extend_from_slice(b",\"count\":");
-        out.extend_from_slice(b.format(count).as_bytes());
-        out.extend_from_slice(b"}}");
+        if item_json(r, &mut out) {
+            n += 1;
+        } else if n > 0 {
+            out.pop();
+        }
     }
     out.extend_from_slice(b"],\"count\":");
-    out.extend_from_slice(b.format(n).as_bytes());
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     out.push(b'}');
     out
 }
 
+/// One `items` row (`id, name, category, price, quantity, active, tags, rating_score,
+/// rating_count`) as the profiles' JSON object, appended to `out`; `false` (nothing
+/// appended) if a field is NULL or of another type.
+pub(crate) fn item_json(r: Row<'_>, out: &mut Vec<u8>) -> bool {
+    let (Some(id), Some(name), Some(category), Some(price), Some(quantity)) =
+        (r.int(0), r.text(1), r.text(2), r.int(3), r.int(4))
+    else {
+        return false;
+    };
+    let (Some(active), Some(tags), Some(score), Some(count)) =
+        (r.bool(5), r.jsonb(6), r.int(7), r.int(8))
+    else {
+        return false;
+    };
+    let mut b = itoa::Buffer::new();
+    out.extend_from_slice(b"{\"id\":");
+    out.extend_from_slice(b.format(id).as_bytes());
+    out.extend_from_slice(b",\"name\":");
+    json_string(name, out);
+    out.extend_from_slice(b",\"category\":");
+    json_string(category, out);
+    out.extend_from_slice(b",\"price\":");
+    out.extend_from_slice(b.format(price).as_bytes());
+    out.extend_from_slice(b",\"quantity\":");
+    out.extend_from_slice(b.format(quantity).as_bytes());
+    out.extend_from_slice(if active {
+        b",\"active\":true"
+    } else {
+        b",\"active\":false"
+    });
+    // jsonb comes back as JSON text already.
+    out.extend_from_slice(b",\"tags\":");
+    out.extend_from_slice(tags.as_bytes());
+    out.extend_from_slice(b",\"rating\":{\"score\":");
+    out.extend_from_slice(b.format(score).as_bytes());
+    out.extend_from_slice(b",\"count\":");
+    out.extend_from_slice(b.format(count).as_bytes());
+    out.extend_from_slice(b"}}");
+    true
+}
+
 /// A JSON string (RFC 8259 §7): quotes, backslash and control characters escaped.
-fn json_string(s: &str, out: &mut Vec<u8>) {
+pub(crate) fn json_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     for &c in s.as_bytes() {
         match c {

@@ -1,6 +1,8 @@
-//! The database apps: TechEmpower's (`techempower`) and HttpArena's (`httparena`), each a
-//! function that adds its routes to a router, over one [`Database`](crate::Database).
+//! The database apps: TechEmpower's (`techempower`) and HttpArena's (`httparena`, and its
+//! `crud` profile), each a function that adds its routes to a router, over one
+//! [`Database`](crate::Database).
 
+pub mod crud;
 pub mod httparena;
 pub mod techempower;
 
