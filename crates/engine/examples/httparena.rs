@@ -12,8 +12,12 @@
 //! Responses are compressed for clients that ask (`TWELVE_COMPRESS=off` turns it off,
 //! `TWELVE_COMPRESS=gzip=1,br=3,zstd=1,min=512` sets levels: the defaults).
 //! `TWELVE_IO=uring` (or `auto`) picks the io_uring backend, and `TWELVE_COALESCE_US=N` naps N
-//! µs after a small batch (`twelve serve --coalesce`). Runs until SIGTERM or SIGINT, then
-//! drains. `contrib/httparena/` builds it into the image HttpArena runs.
+//! µs after a small batch (`twelve serve --coalesce`). With `DATABASE_URL` (HttpArena's
+//! variable: `postgres://bench:bench@localhost:5432/benchmark`) the database profiles are on:
+//! `/async-db`, `/fortunes` and crud's `/crud/items` (`twelve_pg::apps`), over
+//! `DATABASE_CONNS` connections per worker (default 2); a database that cannot be reached at
+//! start is an error. Runs until SIGTERM or SIGINT, then drains. `contrib/httparena/` builds it
+//! into the image HttpArena runs.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -103,7 +107,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     .map_err(|e| format!("installing the SIGTERM/SIGINT handlers: {e}"))?;
     let items = dataset.as_ref().map_or(0, Dataset::len);
     let has_files = files.is_some();
-    let handle = Server::new(config, httparena::full_router(dataset, files))
+    let mut router = httparena::full_router(dataset, files);
+    if let Ok(url) = std::env::var("DATABASE_URL") {
+        router = database(router, &url)?;
+    }
+    let handle = Server::new(config, router)
         .start()
         .map_err(|e| format!("{e} ({addr})"))?;
     for addr in handle.local_addrs() {
@@ -121,6 +129,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     handle.shutdown();
     handle.join();
     Ok(())
+}
+
+/// Adds HttpArena's database profiles on `url` to `router`, once the database answered.
+fn database(
+    router: twelve_engine::Router,
+    url: &str,
+) -> Result<twelve_engine::Router, Box<dyn std::error::Error>> {
+    use twelve_pg::{Database, apps};
+    let conns = match std::env::var("DATABASE_CONNS") {
+        Ok(v) => v
+            .parse()
+            .ok()
+            .filter(|&n: &usize| n > 0)
+            .ok_or_else(|| format!("DATABASE_CONNS={v}: expected 1 or more connections"))?,
+        Err(_) => 2,
+    };
+    let mut db = Database::new(url)
+        .map_err(|e| format!("DATABASE_URL: {e}"))?
+        .connections_per_worker(conns);
+    let arena = apps::httparena::prepare(&mut db);
+    let crud = apps::crud::prepare(&mut db);
+    twelve_pg::check(&db).map_err(|e| format!("DATABASE_URL {}: {e}", db.describe()))?;
+    let db = std::sync::Arc::new(db);
+    let router = apps::httparena::add_routes(router, &db, arena);
+    Ok(apps::crud::add_routes(router, &db, crud))
 }
 
 /// The static files' cache: each worker keeps files up to 64 KiB in memory, and checks a kept
