@@ -18,10 +18,10 @@
 #    server answers per second when it is the limit.
 # 2. open-R for each R of RATES: CONNS connections, R requests a second (Poisson arrivals) of
 #    GET /delay/MS: the p99 of the corrected latency against the 20 ms target, errors, RSS
-#    (the peak so far: the allocator keeps what it took).
-# 3. hold: CONNS connections each with one request waiting HOLD_MS (an hour, never answered
-#    in the run): the server's anonymous RSS over its idle RSS, per waiting request (the
-#    memory target), and the connections the server holds (ss).
+#    (the peak since the server started: the allocator keeps what it took).
+# 3. hold, on a server of its own: CONNS connections each with one request waiting HOLD_MS
+#    (an hour, never answered in the run): the server's anonymous RSS over its idle RSS, per
+#    waiting request (the memory target), and the connections the server holds (ss).
 #
 # Usage: ROUNDS=1 DURATION=10s CONNS=16000 RATES="2000 4000" bench/delay.sh [OUT_DIR]
 set -euo pipefail
@@ -38,14 +38,19 @@ SRV="$ROOT/target/bench-bin/examples/httparena"; BIN=${TWELVE_BIN:-$ROOT/target/
 [ -x "$BIN" ] || (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin -p twelve --bin twelve)
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 [ "$(ulimit -n)" -gt $((CONNS + 100)) ] || { echo "bench/delay.sh: ulimit -n $(ulimit -n) is below CONNS=$CONNS" >&2; exit 2; }
-taskset -c 0 "$SRV" "127.0.0.1:$PORT" > "$OUT/raw/server.log" 2>&1 &
-PID=$!
-trap '"$ROOT/bench/cpu-quota.sh" off $PORT >/dev/null 2>&1 || true; kill $PID 2>/dev/null || true' EXIT
-sleep 1
-[ "$QUOTA" = off ] || "$ROOT/bench/cpu-quota.sh" "$QUOTA" "$PORT" > "$OUT/raw/quota.txt"
+PID=
+stop() { [ -z "$PID" ] || { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=; }; }
+trap '"$ROOT/bench/cpu-quota.sh" off $PORT >/dev/null 2>&1 || true; stop' EXIT
+start() { # NAME: a fresh server (the allocator keeps what a run took: a new process per phase)
+  stop
+  taskset -c 0 "$SRV" "127.0.0.1:$PORT" > "$OUT/raw/server-$1.log" 2>&1 &
+  PID=$!
+  sleep 1
+  [ "$QUOTA" = off ] || "$ROOT/bench/cpu-quota.sh" "$QUOTA" "$PORT" > "$OUT/raw/quota-$1.txt"
+  idle=$(rss)
+}
 rss() { awk '/RssAnon/{print $2 * 1024}' "/proc/$PID/status"; }
 held() { ss -Htn state established "sport = :$PORT" | wc -l; }
-idle=$(rss)
 echo -e "run\trss_idle_b\trss_loaded_b\tconns_held" > "$OUT/memory.tsv"
 bench() { # NAME SAMPLE_AFTER_S ARGS... (the last is the URL)
   local name=$1 after=$2; shift 2
@@ -64,17 +69,18 @@ bench() { # NAME SAMPLE_AFTER_S ARGS... (the last is the URL)
 }
 url() { echo "http://127.0.0.1:$PORT/delay/$1"; }
 for r in $(seq "$ROUNDS"); do
+  start "load-$r"
   bench "capacity-$r" 2 -c "$CAP_CONNS" -d "$DURATION" --warmup 2s --timeout 10s "$(url "$MS")"
   for rate in $RATES; do
     bench "open-$rate-$r" "${WARMUP%s}" -c "$CONNS" -d "$DURATION" --warmup "$WARMUP" --timeout 10s \
       -R "$rate" "$(url "$MS")"
   done
-  # Last: the allocator keeps what it took, so the RSS a run reaches is a floor for the next.
+  start "hold-$r"
   # Connected within the warm-up; the requests then wait the whole run. Nothing is answered,
   # so the report says it could not measure: only the samples count here.
   bench "hold-$r" "${WARMUP%s}" -c "$CONNS" -d 10s --warmup "$WARMUP" --timeout 300s "$(url "$HOLD_MS")"
-  sleep 3 # the cancelled futures' connections close
 done
+stop
 python3 - "$OUT" "$CONNS" "$MS" > "$OUT/summary.md" <<'PY'
 import csv, json, sys
 out, conns, ms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
