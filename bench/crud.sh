@@ -10,7 +10,7 @@
 #
 # Peers: no Rust entry of HttpArena subscribes to crud (its entries are C#, Clojure,
 # TypeScript and Python frameworks at HttpArena 28606baf), so the run measures twelve alone;
-# PEER_CMD (a command line listening on 127.0.0.1:8086 against DATABASE_URL) adds one.
+# PEER_CMD (a command line listening on 127.0.0.1:8187 against DATABASE_URL) adds one.
 #
 # gcannon: HttpArena's load generator (github.com/MDA2AV/gcannon), built outside the
 # repository; GCANNON names the binary.
@@ -32,7 +32,7 @@ export QUOTA_CGROUP=${QUOTA_CGROUP:-twelve-crud}
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 PIDS=()
 cleanup() {
-  "$ROOT/bench/cpu-quota.sh" off 8091 8086 >/dev/null 2>&1 || true
+  "$ROOT/bench/cpu-quota.sh" off 8091 >/dev/null 2>&1 || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   as_pg "$PGBIN/pg_ctl" -D "$PG/data" stop -m fast >/dev/null 2>&1 || true
 }
@@ -49,7 +49,7 @@ reseed() { # the creates' ids (100001 on) gone again: each run starts from the s
   as_pg psql -X -q -h "$PG" -p 5433 -U postgres -d postgres -c "DELETE FROM items WHERE id > 100000;" >/dev/null
 }
 
-declare -A PORT=([twelve]=8091 [peer]=8086)
+declare -A PORT=([twelve]=8091 [peer]=8187)
 SERVERS=(twelve)
 ulimit -n "$(ulimit -Hn)"
 taskset -c 0 "$BIN" serve --listen 127.0.0.1:8091 --cpus 0 --no-metrics \
@@ -60,7 +60,10 @@ if [ -n "${PEER_CMD:-}" ]; then
   PIDS+=($!); SERVERS+=(peer)
 fi
 sleep 2
-"$ROOT/bench/cpu-quota.sh" 50 "${PORT[@]}" > "$OUT/raw/quota.txt"
+# Only the ports of the servers started here: another process listening on a peer's port is
+# not ours to move.
+PORTS=(); for s in "${SERVERS[@]}"; do PORTS+=("${PORT[$s]}"); done
+"$ROOT/bench/cpu-quota.sh" 50 "${PORTS[@]}" > "$OUT/raw/quota.txt"
 
 FILES=$(ls "$ROOT"/bench/crud-requests/crud-*.raw | sort | paste -sd, -)
 ticks() { local pid; pid=$(ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
