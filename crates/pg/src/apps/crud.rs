@@ -15,8 +15,8 @@
 //!
 //! The cache is each worker's own (shared-nothing: a thread-local map of the item's JSON), so a
 //! read takes no lock. A write made on one worker must still invalidate the others' entries:
-//! every item id maps to one of [`BUCKETS`] version counters shared by the process; a write
-//! bumps its id's counter once the database answered, and an entry is valid only while the
+//! every item id maps to one of `BUCKETS` (4,096) version counters shared by the process; a
+//! write bumps its id's counter once the database answered, and an entry is valid only while the
 //! counter still holds the value read *before* its row was fetched, so a row fetched while a
 //! write was under way is never served as a hit after that write. A read costs one atomic load;
 //! only a write touches a shared cache line.
