@@ -528,8 +528,9 @@ fn crud_pages_upserts_and_expiry() {
     assert_eq!(c.send("POST", "/crud/items", "not json").status, 400);
     assert_eq!(c.get("/crud/items/abc").status, 404);
     // Expiry: once the TTL passed since the MISS that filled it, the next read is a MISS.
-    let filled = c.get("/crud/items/7");
+    // Taken before the request: the entry's expiry, set while it is answered, is later.
     let since = Instant::now();
+    let filled = c.get("/crud/items/7");
     assert_eq!(filled.header("x-cache"), Some("MISS"));
     loop {
         let r = c.get("/crud/items/7");
