@@ -471,3 +471,130 @@ pub(crate) fn fault_index(f: Fault) -> usize {
         .position(|n| *n == f.name())
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Next;
+    use super::super::tests::{ctx_with, feed};
+    use super::*;
+    use crate::metrics::TimeoutKind;
+    use crate::reply::Reply;
+    use crate::router::Router;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use twelve_http::Request;
+    use twelve_http::h2::hpack::{Encoder, Index};
+    use twelve_http::h2::{Frame, PREFACE, encode, encode_settings};
+
+    /// Counts the drops of `/wait`'s futures, which never answer.
+    struct OnDrop(Arc<AtomicUsize>);
+
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn ctx(dropped: &Arc<AtomicUsize>) -> Ctx {
+        let dropped = Arc::clone(dropped);
+        let router = Router::new().get_async("/wait", move |_: &Request<'_, '_>, _: &[u8]| {
+            let guard = OnDrop(Arc::clone(&dropped));
+            async move {
+                std::future::pending::<()>().await;
+                drop(guard);
+                Reply::text(200, "never")
+            }
+        });
+        ctx_with(Limits::default(), router)
+    }
+
+    /// The client preface, SETTINGS and a GET of `/wait` on each of `streams`.
+    fn requests(streams: &[u32]) -> Vec<u8> {
+        let mut b = PREFACE.to_vec();
+        encode_settings(&mut b, false, &[]);
+        let mut enc = Encoder::new();
+        for &stream in streams {
+            let mut block = Vec::new();
+            enc.begin_block(&mut block);
+            for (n, v) in [
+                (":method", "GET"),
+                (":scheme", "http"),
+                (":authority", "a"),
+                (":path", "/wait"),
+            ] {
+                enc.field(&mut block, n.as_bytes(), v.as_bytes(), Index::No);
+            }
+            let f = Frame::Headers {
+                stream,
+                end_stream: true,
+                end_headers: true,
+                priority: None,
+                padding: None,
+                block: &block,
+            };
+            encode(&f, &mut b);
+        }
+        b
+    }
+
+    #[test]
+    fn a_waiting_stream_holds_the_connection_without_a_timer_until_reset() {
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let mut ctx = ctx(&dropped);
+        let mut c = Conn::new_h2c(0, &mut ctx);
+        feed(&mut c, &mut ctx, &requests(&[1, 3]), 0);
+        assert!(c.waiting() && !c.is_idle() && !c.settled());
+        // No body, header or keep-alive timer: the handler's deadline bounds the wait.
+        assert_eq!(c.deadline(&ctx.timeouts), None);
+        assert_eq!(c.next(), Next::Wait);
+        let mut rst = Vec::new();
+        encode(
+            &Frame::RstStream {
+                stream: 1,
+                code: ErrorCode::Cancel.code(),
+            },
+            &mut rst,
+        );
+        feed(&mut c, &mut ctx, &rst, 5);
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            1,
+            "the reset stream's future"
+        );
+        assert!(c.waiting(), "stream 3 still waits");
+        c.release(&mut ctx);
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            2,
+            "the close drops the rest"
+        );
+        assert!(!c.waiting());
+    }
+
+    #[test]
+    fn a_ready_answer_goes_out_on_its_stream_and_the_timers_return() {
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let mut ctx = ctx(&dropped);
+        let mut c = Conn::new_h2c(0, &mut ctx);
+        feed(&mut c, &mut ctx, &requests(&[1]), 0);
+        let Some(Extra::H2(h2)) = c.extra.as_deref() else {
+            panic!("an HTTP/2 connection");
+        };
+        let task = h2.waiting[0].task;
+        // What `backend::later` does with a ready answer: fill, then run the connection.
+        assert!(c.fill(task, Reply::text(200, "done"), &mut ctx));
+        assert!(
+            !c.fill(task + 1, Reply::text(200, "other"), &mut ctx),
+            "no such task"
+        );
+        let mut out = Vec::new();
+        super::super::tests::flush(&mut c, &mut ctx, 7, &mut out);
+        assert!(out.windows(4).any(|w| w == b"done"), "the body went out");
+        assert!(!c.waiting());
+        let (at, kind) = c.deadline(&ctx.timeouts).expect("a timer again");
+        assert_eq!(
+            (at, kind),
+            (7 + ctx.timeouts.keep_alive, TimeoutKind::KeepAlive)
+        );
+        c.release(&mut ctx);
+    }
+}
