@@ -13,21 +13,20 @@
 //! - `PUT /crud/items/{id}` with `{"name","price","quantity"}`: update; 200 with the item, 404
 //!   when there is none. The id's cached entry is invalidated.
 //!
-//! The cache is each worker's own (shared-nothing: a thread-local map of the item's JSON), so a
-//! read takes no lock. A write made on one worker must still invalidate the others' entries:
-//! every item id maps to one of `BUCKETS` (4,096) version counters shared by the process; a
-//! write bumps its id's counter once the database answered, and an entry is valid only while the
-//! counter still holds the value read *before* its row was fetched, so a row fetched while a
-//! write was under way is never served as a hit after that write. A read costs one atomic load;
-//! only a write touches a shared cache line.
+//! The cache is the process's, not each worker's: HttpArena's check reads an item twice on two
+//! connections and wants `MISS` then `HIT`, and with per-CPU listeners the two may land on
+//! different workers. It is split into `SHARDS` maps, each behind its own mutex, so workers
+//! rarely meet on a lock. A write made while a read was fetching the same row must not leave
+//! that older row cached: every item id maps to one of `BUCKETS` (4,096) version counters; a
+//! write bumps its id's counter once the database answered, and an entry is stored and served
+//! only while the counter still holds the value read *before* its row was fetched.
 
 use super::httparena::item_json;
 use crate::{Database, INT4, Param, Pool, Statement, TEXT};
 use serde::Deserialize;
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use twelve_engine::{Method, Reply, Request, Router};
 
@@ -42,7 +41,10 @@ pub const TTL: Duration = Duration::from_millis(200);
 /// Version counters the item ids share (id modulo this).
 const BUCKETS: usize = 4096;
 
-/// Inserts into a worker's cache between sweeps of its expired entries.
+/// The cache's shards (id modulo this), each behind its own lock.
+const SHARDS: usize = 64;
+
+/// Inserts into a shard between sweeps of its expired entries.
 const SWEEP_EVERY: u32 = 1024;
 
 const JSON: &str = "application/json";
@@ -365,59 +367,80 @@ fn version(id: i32) -> u32 {
     bucket(id).load(Ordering::Acquire)
 }
 
-/// Item `id` changed: every worker's cached copy is stale from now on.
+/// Item `id` changed: every cached copy of it is stale from now on.
 fn invalidate(id: i32) {
     bucket(id).fetch_add(1, Ordering::Release);
-    CACHE.with(|c| c.borrow_mut().map.remove(&id));
+    shard(id).map().remove(&id);
 }
 
-/// A worker's cached item.
+/// A cached item.
 struct Entry {
     expires: Instant,
     version: u32,
     body: Vec<u8>,
 }
 
-#[derive(Default)]
-struct Cache {
-    map: HashMap<i32, Entry>,
+/// One shard of the cache.
+struct Shard {
+    map: Option<HashMap<i32, Entry>>,
     inserts: u32,
 }
 
-thread_local! {
-    static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+/// The process's cache (see the module doc); a shard's map is made on its first insert.
+static CACHE: [Mutex<Shard>; SHARDS] = [const {
+    Mutex::new(Shard {
+        map: None,
+        inserts: 0,
+    })
+}; SHARDS];
+
+/// Item `id`'s shard, locked. A handler that panicked while holding it left a map that is
+/// still whole (every update is one call), so a poisoned lock is used as it is.
+fn shard(id: i32) -> ShardGuard {
+    ShardGuard(
+        CACHE[id.unsigned_abs() as usize % SHARDS]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    )
 }
 
-/// Item `id`'s JSON, if this worker holds it unexpired and no write came since.
+struct ShardGuard(MutexGuard<'static, Shard>);
+
+impl ShardGuard {
+    fn map(&mut self) -> &mut HashMap<i32, Entry> {
+        self.0.map.get_or_insert_with(HashMap::new)
+    }
+}
+
+/// Item `id`'s JSON, if it is cached unexpired and no write came since.
 fn cached(id: i32) -> Option<Vec<u8>> {
     let now = Instant::now();
-    CACHE.with(|c| {
-        let c = c.borrow();
-        let e = c.map.get(&id)?;
-        (e.expires > now && e.version == version(id)).then(|| e.body.clone())
-    })
+    let mut s = shard(id);
+    let e = s.map().get(&id)?;
+    (e.expires > now && e.version == version(id)).then(|| e.body.clone())
 }
 
-/// Caches item `id`'s JSON, fetched at `version`, for [`TTL`].
+/// Caches item `id`'s JSON, fetched at `version`, for [`TTL`], unless a write came since.
 fn store(id: i32, version: u32, body: &[u8]) {
     let now = Instant::now();
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        c.inserts += 1;
-        if c.inserts >= SWEEP_EVERY {
-            // Entries no one asks for again would stay forever: drop the expired ones.
-            c.inserts = 0;
-            c.map.retain(|_, e| e.expires > now);
-        }
-        c.map.insert(
-            id,
-            Entry {
-                expires: now + TTL,
-                version,
-                body: body.to_vec(),
-            },
-        );
-    });
+    let mut s = shard(id);
+    s.0.inserts += 1;
+    if s.0.inserts >= SWEEP_EVERY {
+        // Entries no one asks for again would stay forever: drop the expired ones.
+        s.0.inserts = 0;
+        s.map().retain(|_, e| e.expires > now);
+    }
+    if version != self::version(id) {
+        return;
+    }
+    s.map().insert(
+        id,
+        Entry {
+            expires: now + TTL,
+            version,
+            body: body.to_vec(),
+        },
+    );
 }
 
 #[cfg(test)]
@@ -479,5 +502,16 @@ mod tests {
         invalidate(id);
         store(id, before, b"{\"old\":1}");
         assert_eq!(cached(id), None);
+    }
+
+    #[test]
+    fn a_copy_one_worker_cached_is_a_hit_on_another() {
+        let id = 78;
+        let v = version(id);
+        std::thread::spawn(move || store(id, v, b"{\"id\":78}"))
+            .join()
+            .unwrap();
+        let hit = std::thread::spawn(move || cached(id)).join().unwrap();
+        assert_eq!(hit.as_deref(), Some(&b"{\"id\":78}"[..]));
     }
 }
