@@ -10,7 +10,9 @@ use std::time::Duration;
 use twelve_load::Config;
 use twelve_report::Slo;
 use twelve_report::visual::console::{knee_sentence, step_header, step_line};
-use twelve_report::visual::{HtmlPage, LoadKind, Step, StepRow, SweepDoc, plot, write_csv};
+use twelve_report::visual::{
+    Host, HostCheck, HtmlPage, LoadKind, Step, StepRow, SweepDoc, plot, write_csv,
+};
 use twelve_sweep::{
     DrainPolicy, Drained, KneeResult, KneeSearch, parse_bounds, parse_plan, run_knee, run_sweep,
 };
@@ -216,9 +218,15 @@ fn write_outputs(
         f.flush()?;
     }
     let wants_doc = args.json.is_some() || args.html.is_some();
-    let doctor = (wants_doc && !args.no_doctor)
-        .then(|| serde_json::to_value(twelve_doctor::host_summary(Duration::ZERO)).ok())
-        .flatten();
+    let host = (wants_doc && !args.no_doctor).then(|| {
+        twelve_doctor::diagnose(&twelve_doctor::ProbeOptions {
+            root: "/".into(),
+            steal_window: Duration::ZERO,
+        })
+    });
+    let doctor = host
+        .as_ref()
+        .and_then(|r| serde_json::to_value(r.summary()).ok());
     let settings = settings(args, base, urls);
     if let Some(p) = &args.json {
         let mut doc = SweepDoc::new(crate::VERSION, m.mode, kind, steps);
@@ -277,7 +285,7 @@ fn write_outputs(
                 .collect(),
             plots,
             notes,
-            doctor,
+            doctor: host.as_ref().map(html_host),
             verdicts: steps
                 .iter()
                 .map(|s| s.summary.check.verdict.word())
@@ -287,6 +295,31 @@ fn write_outputs(
         written.push(p.display().to_string());
     }
     Ok(written)
+}
+
+/// The doctor's report as the HTML page shows it: the counts, and each check not ok with
+/// what it found and what to do, as `twelve doctor` prints them.
+fn html_host(r: &twelve_doctor::Report) -> Host {
+    let s = r.summary();
+    Host {
+        counts: [s.ok, s.advise, s.warn, s.unknown],
+        flagged: r
+            .findings
+            .iter()
+            .filter(|f| f.status != twelve_doctor::Status::Ok)
+            .map(|f| HostCheck {
+                id: f.id.to_string(),
+                status: f.status.as_str().to_string(),
+                title: f.title.to_string(),
+                found: f.found.clone(),
+                advice: if f.status == twelve_doctor::Status::Unknown {
+                    String::new()
+                } else {
+                    f.recommendation.clone()
+                },
+            })
+            .collect(),
+    }
 }
 
 fn create(p: &Path, flag: &str) -> anyhow::Result<std::fs::File> {

@@ -181,6 +181,27 @@ fn html_page_is_self_contained() {
     assert_eq!(html.matches("<td class=\"fail\">").count(), 1);
 }
 
+/// The doctor section shows each flagged tuning's state, what was found here (its value) and
+/// what it means, as `twelve doctor` prints them: not only its name.
+#[test]
+fn the_doctor_section_says_state_value_and_meaning() {
+    let html = common::page().render();
+    let section = &html[html.find("<h2>Host (twelve doctor)</h2>").unwrap()..];
+    assert!(
+        section.contains("12 ok, 2 advise, 1 warn, 0 unknown."),
+        "{section}"
+    );
+    for want in [
+        "<th class=\"k\">state</th>",
+        "<code>cpu.governor</code>",
+        ">advise<",
+        "scaling_governor: schedutil",
+        "CPU frequency governor: Set the governor to `performance` while benchmarking.",
+    ] {
+        assert!(section.contains(want), "no {want:?}: {section}");
+    }
+}
+
 #[test]
 fn wide_plans_get_a_log_load_axis() {
     let wide = [common::step(1.0, 100), common::step(64.0, 200)];

@@ -23,11 +23,36 @@ pub struct HtmlPage {
     pub plots: Vec<(String, String, String)>,
     /// Sentences shown above the plots (the knee, client-bound warnings).
     pub notes: Vec<String>,
-    /// `twelve doctor`'s summary as JSON (`ok`, `advise`, `warn`, `unknown`, `checks`).
-    pub doctor: Option<serde_json::Value>,
+    /// The host as `twelve doctor` found it; `None`: not probed (`--no-doctor`).
+    pub doctor: Option<Host>,
     /// Each row's self-check verdict (`valid`, `client-bound`, …), shown in the step table;
     /// empty: no column.
     pub verdicts: Vec<&'static str>,
+}
+
+/// The host's state for the page's last section: the doctor's counts, and each check that is
+/// not ok with what it found and what it means, as `twelve doctor` prints them.
+#[derive(Debug, Clone, Default)]
+pub struct Host {
+    /// Checks that came out ok, advise, warn and unknown.
+    pub counts: [usize; 4],
+    /// Every check that is not ok, in the doctor's order.
+    pub flagged: Vec<HostCheck>,
+}
+
+/// One check of [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostCheck {
+    /// Its id (`twelve doctor --apply ID` takes it), e.g. `cpu.governor`.
+    pub id: String,
+    /// `advise`, `warn` or `unknown`.
+    pub status: String,
+    /// What the tuning is, e.g. "CPU frequency governor".
+    pub title: String,
+    /// What was read on this host (the tuning's value), in a sentence.
+    pub found: String,
+    /// What to do about it here; empty for `unknown`.
+    pub advice: String,
 }
 
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;\
@@ -144,35 +169,38 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
             h.push_str("<p class=\"muted\">The doctor's summary was not available.</p>\n");
             return;
         };
-        let n = |k: &str| d.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+        let [ok, advise, warn, unknown] = d.counts;
         let _ = writeln!(
             h,
-            "<p>{} ok, {} advise, {} warn, {} unknown.</p>",
-            n("ok"),
-            n("advise"),
-            n("warn"),
-            n("unknown")
+            "<p>{ok} ok, {advise} advise, {warn} warn, {unknown} unknown.</p>"
         );
-        let flagged: Vec<(&str, &str)> = d
-            .get("checks")
-            .and_then(|c| c.as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|c| Some((c.get("id")?.as_str()?, c.get("status")?.as_str()?)))
-            .filter(|(_, s)| *s != "ok")
-            .collect();
-        if !flagged.is_empty() {
-            h.push_str("<table id=\"doctor\"><tr><th class=\"k\">check</th><th class=\"k\">status</th></tr>\n");
-            for (id, s) in flagged {
-                let _ = writeln!(
-                    h,
-                    "<tr><td class=\"k\"><code>{}</code></td><td class=\"k\">{}</td></tr>",
-                    esc(id),
-                    esc(s)
-                );
-            }
-            h.push_str("</table>\n<p class=\"muted\">Run <code>twelve doctor</code> for the explanations.</p>\n");
+        if d.flagged.is_empty() {
+            return;
         }
+        h.push_str(
+            "<div class=\"wide\"><table id=\"doctor\"><tr><th class=\"k\">check</th>\
+<th class=\"k\">state</th><th class=\"k\">found here</th><th class=\"k\">what it means</th></tr>\n",
+        );
+        for c in &d.flagged {
+            let class = if c.status == "warn" { " fail" } else { "" };
+            let _ = write!(
+                h,
+                "<tr><td class=\"k\"><code>{}</code></td><td class=\"k{class}\">{}</td>\
+<td class=\"k\">{}</td><td class=\"k\">{}",
+                esc(&c.id),
+                esc(&c.status),
+                esc(&c.found),
+                esc(&c.title),
+            );
+            if !c.advice.is_empty() {
+                let _ = write!(h, ": {}", esc(&c.advice));
+            }
+            h.push_str("</td></tr>\n");
+        }
+        h.push_str(
+            "</table></div>\n<p class=\"muted\"><code>twelve doctor --explain</code> adds why, \
+the risk, and the commands that apply and revert each.</p>\n",
+        );
     }
 }
 

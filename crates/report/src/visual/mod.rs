@@ -17,5 +17,5 @@ mod time;
 pub use compare_report::{COMPARE_SCHEMA, COMPARE_SCHEMA_ID, CompareDoc, Comparison, Spread};
 pub use csv::{CSV_HEADER_CLOSED, CSV_HEADER_OPEN, write_csv};
 pub use doc::{SWEEP_SCHEMA, SWEEP_SCHEMA_ID, SweepDoc};
-pub use html::HtmlPage;
+pub use html::{Host, HostCheck, HtmlPage};
 pub use step::{LoadKind, Step, StepRow};

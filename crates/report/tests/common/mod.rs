@@ -4,7 +4,7 @@
 
 pub mod validate;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use twelve_report::visual::{HtmlPage, LoadKind, Step, StepRow, plot};
+use twelve_report::visual::{Host, HostCheck, HtmlPage, LoadKind, Step, StepRow, plot};
 use twelve_report::{RunInfo, RunResult, Slo, Summary, WorkerResult};
 
 /// 2026-11-22T13:05:01.123Z.
@@ -84,11 +84,16 @@ pub fn page() -> HtmlPage {
             .collect(),
         plots: plot::sweep_plots(LoadKind::Concurrency, &steps).unwrap(),
         notes: vec!["highest concurrency meeting p99<2ms: 20".into()],
-        doctor: Some(
-            serde_json::json!({"schema_version": 1, "ok": 12, "advise": 2, "warn": 1,
-            "unknown": 0, "checks": [{"id": "cpu.governor", "status": "advise"},
-            {"id": "net.somaxconn", "status": "ok"}]}),
-        ),
+        doctor: Some(Host {
+            counts: [12, 2, 1, 0],
+            flagged: vec![HostCheck {
+                id: "cpu.governor".into(),
+                status: "advise".into(),
+                title: "CPU frequency governor".into(),
+                found: "scaling_governor: schedutil".into(),
+                advice: "Set the governor to `performance` while benchmarking.".into(),
+            }],
+        }),
         verdicts: steps
             .iter()
             .map(|s| s.summary.check.verdict.word())
