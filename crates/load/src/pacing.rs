@@ -9,9 +9,9 @@
 //! no stamp), no TLS handshake under way (the client's next flight leaves when it reads the
 //! server's), no received bytes waiting for a read, and answers stamped by the kernel.
 //!
-//! When: `--coalesce auto` (the default) naps only while the client is the limit, judged per
-//! housekeeping window from the worker's CPU time over it (in the simulation, the share of it
-//! spent neither polling nor napping: `Pacing::tick`). With CPU to spare there is nothing to save, and a client that naps
+//! When: `--coalesce auto` (the default) naps only while the client is the limit: busy in
+//! every housekeeping window for 200 ms, judged from the worker's CPU time over each (in the
+//! simulation, the share of it spent neither polling nor napping: `Pacing::tick`). With CPU to spare there is nothing to save, and a client that naps
 //! batches its requests, so the server wakes less often and looks better than under
 //! independent clients: then it blocks, as wrk does. `on` naps whenever the rule allows; `off`
 //! never; a fixed `DURATION` naps that long after every small batch (booked at the read under
@@ -49,9 +49,15 @@ const LATENCY_SHARE: u64 = 10;
 const MAX_NAP_NS: u64 = 1_000_000;
 /// No nap shorter than this (a wake-up costs about as much).
 const MIN_NAP_NS: u64 = 2_000;
-/// The client is the limit in a window it spent at least 9/10 of working (neither polling
-/// nor napping): the self-check's client-bound line (twelve_report::verdict).
+/// A window the client spent at least 9/10 of working (neither polling nor napping) is a busy
+/// one: the self-check's client-bound line (twelve_report::verdict).
 const BOUND_TENTHS: u64 = 9;
+/// The client is the limit after this many busy windows in a row (200 ms), not after one: a
+/// server under a CPU quota runs in bursts of up to twice its quota (the end of one period
+/// and the start of the next), and the client keeping up with such a burst is busy through
+/// it without being the limit. Twice the cgroup's default period of 100 ms
+/// (<https://docs.kernel.org/scheduler/sched-bwc.html>) outlasts any such burst.
+const BOUND_WINDOWS: u32 = 20;
 /// `--slack`'s default: small enough that the p99 schedule lag, which adds the timer's own
 /// lateness (tens of µs on a VM), stays under 100 µs.
 pub const DEFAULT_SLACK: Duration = Duration::from_micros(50);
@@ -134,6 +140,8 @@ pub(crate) struct Pacing {
     idle_ns: u64,
     /// Whether the last judgement found the client the limit.
     bound: bool,
+    /// Busy windows in a row so far, while not the limit.
+    busy_run: u32,
     /// Windows since that judgement; a probe window takes no nap.
     since_judged: u32,
     naps: u64,
@@ -147,6 +155,7 @@ impl Pacing {
             window_cpu_ns: None,
             idle_ns: 0,
             bound: false,
+            busy_run: 0,
             since_judged: 0,
             naps: 0,
         }
@@ -174,8 +183,15 @@ impl Pacing {
             (Some(_), None) => 0,
             (None, _) => wall.saturating_sub(self.idle_ns),
         };
-        if !self.bound || self.probing() {
-            self.bound = busy * 10 >= wall * BOUND_TENTHS;
+        let busy = busy * 10 >= wall * BOUND_TENTHS;
+        if !self.bound {
+            self.busy_run = if busy { self.busy_run + 1 } else { 0 };
+            self.bound = self.busy_run >= BOUND_WINDOWS;
+            self.since_judged = 0;
+        } else if self.probing() {
+            // A probe takes no nap: busy through it, the client is still the limit.
+            self.bound = busy;
+            self.busy_run = 0;
             self.since_judged = 0;
         } else {
             self.since_judged += 1;
@@ -338,7 +354,7 @@ mod tests {
         ($($name:ident: $mode:expr, $busy:expr, $turn:expr => $want:expr;)*) => {$(
             #[test]
             fn $name() {
-                assert_eq!(after_windows($mode, $busy, 1).nap_ns(&$turn), $want);
+                assert_eq!(after_windows($mode, $busy, BOUND_WINDOWS.into()).nap_ns(&$turn), $want);
             }
         )*};
     }
@@ -375,10 +391,52 @@ mod tests {
     fn cpu_time_judges_where_known() {
         let mut p = Pacing::new(Coalesce::Auto, 0);
         p.tick(10 * MS, Some(100 * MS));
-        p.tick(20 * MS, Some(105 * MS));
+        let (mut now, mut cpu) = (10 * MS, 100 * MS);
+        // Never waited, but ran only half of each window: not the limit.
+        for _ in 0..2 * BOUND_WINDOWS {
+            (now, cpu) = (now + 10 * MS, cpu + 5 * MS);
+            p.tick(now, Some(cpu));
+        }
         assert!(!p.client_bound());
-        p.tick(30 * MS, Some(115 * MS));
+        for _ in 0..BOUND_WINDOWS {
+            assert!(!p.client_bound());
+            (now, cpu) = (now + 10 * MS, cpu + 10 * MS);
+            p.tick(now, Some(cpu));
+        }
         assert!(p.client_bound());
+    }
+
+    /// A server under a CPU quota runs in bursts (up to twice its quota, across a period's
+    /// end), and a client keeping up with one is busy through it: bursts shorter than
+    /// BOUND_WINDOWS never make `auto` nap, however often they come; busy for that long, it
+    /// naps.
+    #[test]
+    fn bursts_of_a_capped_server_never_make_auto_nap() {
+        let t = turn(1, MANY, seen(600 * US, 40 * US));
+        for (burst, gap, want_nap) in [
+            (1, 1, false),
+            (2, 2, false),
+            (10, 10, false),
+            (BOUND_WINDOWS - 1, 1, false),
+            (BOUND_WINDOWS, 1, true),
+        ] {
+            let mut p = Pacing::new(Coalesce::Auto, 0);
+            let mut now = 0;
+            let mut napped = false;
+            for _ in 0..3 {
+                for busy in [true; 32]
+                    .iter()
+                    .take(burst as usize)
+                    .chain(&[false; 32][..gap])
+                {
+                    p.waited(now, now + if *busy { 0 } else { 6 * MS });
+                    now += 10 * MS;
+                    p.tick(now, None);
+                    napped |= p.nap_ns(&t) > 0;
+                }
+            }
+            assert_eq!(napped, want_nap, "{burst} busy windows, {gap} idle");
+        }
     }
 
     /// Before its first window is judged, no worker knows it is the limit.
@@ -393,8 +451,8 @@ mod tests {
     #[test]
     fn a_probe_window_judges_the_client_afresh() {
         let t = turn(1, MANY, seen(600 * US, 40 * US));
-        let mut p = after_windows(Coalesce::Auto, BOUND, 1);
-        let mut now = 10 * MS;
+        let mut p = after_windows(Coalesce::Auto, BOUND, BOUND_WINDOWS.into());
+        let mut now = u64::from(BOUND_WINDOWS) * 10 * MS;
         let mut napping = Vec::new();
         for _ in 0..PROBE_EVERY + 2 {
             napping.push(p.nap_ns(&t) > 0);
