@@ -34,6 +34,21 @@ def server_us(r):
     return 1e6 * float(r["server_cpu_s"]) / float(r["responses"])
 
 
+def per_req(r, col):
+    """A count of the run per response, None where it was not recorded (an older run)."""
+    v = r.get(col)
+    if v in (None, ""):
+        return None
+    return float(v) / float(r["responses"])
+
+
+def client_cs(r):
+    """The client's context switches (voluntary and involuntary) per response."""
+    if r.get("client_vcs") in (None, ""):
+        return None
+    return (float(r["client_vcs"]) + float(r["client_ics"])) / float(r["responses"])
+
+
 def report(r):
     """The twelve JSON report of a run, if it is one."""
     path = os.path.join(out, "raw", f"{r['section']}-c{r['conns']}-r{r['rate']}-{r['client']}-{r['round']}")
@@ -53,29 +68,49 @@ print("# Summary (medians over the rounds)\n")
 capped = [r for r in rows if r["section"] == "capped"]
 if capped:
     print("## nginx capped at 50% of CPU 0: req/s each client measured\n")
-    print("| -c | client | req/s | / wrk | / gcannon | client µs CPU/req | twelve naps (cause) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| -c | client | req/s | / wrk | / gcannon | client µs CPU/req | client cs/req | server µs CPU/req | server cs/req | server wake-ups/req | server waits/req | throttled periods/s | twelve naps (cause) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for conns in sorted({r["conns"] for r in capped}, key=int):
         base = {c: med([rps(r) for r in runs("capped", conns, "0", c)]) for c in ("wrk", "gcannon")}
-        for c in ("wrk", "gcannon", "twelve"):
+        for c in ("wrk", "gcannon", "twelve", "twelve_epoll"):
             rs = runs("capped", conns, "0", c)
             if not rs:
                 continue
             v = med([rps(r) for r in rs])
             naps = "-"
-            if c == "twelve":
+            if c.startswith("twelve"):
                 docs = [d for d in map(report, rs) if d]
                 causes = {d["client"].get("nap_cause") for d in docs}
-                naps = f"{med([d['client'].get('naps', 0) for d in docs]):.0f} ({', '.join(str(x) for x in causes)})"
+                naps = f"{fmt(med([d['client'].get('naps', 0) for d in docs]), '.0f')} ({', '.join(str(x) for x in causes)})"
             ratio = lambda b: fmt(v / b, ".3f") if b else "-"
-            print(f"| {conns} | {c} | {v:.0f} | {ratio(base['wrk'])} | {ratio(base['gcannon'])} | {fmt(med([client_us(r) for r in rs]), '.2f')} | {naps} |")
+            thr = med([float(r["throttled"]) / float(r["wall_s"]) for r in rs if r.get("throttled") not in (None, "")])
+            print(f"| {conns} | {c} | {v:.0f} | {ratio(base['wrk'])} | {ratio(base['gcannon'])} | "
+                  f"{fmt(med([client_us(r) for r in rs]), '.2f')} | {fmt(med([client_cs(r) for r in rs]), '.3f')} | "
+                  f"{fmt(med([server_us(r) for r in rs]), '.2f')} | {fmt(med([per_req(r, 'server_cs') for r in rs]), '.3f')} | "
+                  f"{fmt(med([per_req(r, 'server_wakeups') for r in rs]), '.3f')} | {fmt(med([per_req(r, 'server_waits') for r in rs]), '.3f')} | "
+                  f"{fmt(thr, '.0f')} | {naps} |")
+    print()
+
+bound = [r for r in rows if r["section"] == "bound"]
+if bound:
+    print("## Client-bound: twelve serve uncapped on CPU 0, -c64, closed model\n")
+    print("| client | req/s | client µs CPU/req | / wrk | / gcannon | client cs/req | server µs CPU/req |")
+    print("|---|---|---|---|---|---|---|")
+    cost = {c: med([client_us(r) for r in runs("bound", "64", "0", c)]) for c in ("wrk", "gcannon", "twelve")}
+    for c in ("wrk", "gcannon", "twelve"):
+        rs = runs("bound", "64", "0", c)
+        if not rs:
+            continue
+        ratio = lambda b: fmt(cost[c] / b, ".3f") if b else "-"
+        print(f"| {c} | {med([rps(r) for r in rs]):.0f} | {fmt(cost[c], '.2f')} | {ratio(cost['wrk'])} | {ratio(cost['gcannon'])} | "
+              f"{fmt(med([client_cs(r) for r in rs]), '.3f')} | {fmt(med([server_us(r) for r in rs]), '.2f')} |")
     print()
 
 opened = [r for r in rows if r["section"] == "open"]
 if opened:
     print("## Open model into twelve serve on CPU 0, -c64\n")
-    print("| rate | client | achieved req/s | client µs CPU/req | server µs CPU/req | twelve lag p99 µs | lag max µs |")
-    print("|---|---|---|---|---|---|---|")
+    print("| rate | client | achieved req/s | client µs CPU/req | client cs/req | server µs CPU/req | server cs/req | twelve lag p99 µs | lag max µs |")
+    print("|---|---|---|---|---|---|---|---|---|")
     cpu = {}
     for rate in sorted({r["rate"] for r in opened}, key=int):
         for c in ("twelve", "twelve_1ms", "wrk2", "oha"):
@@ -86,8 +121,12 @@ if opened:
             p99 = med([d["self_check"].get("p99_schedule_lag_us") for d in docs]) if docs else None
             mx = med([d["self_check"].get("max_schedule_lag_us") for d in docs]) if docs else None
             cpu[(rate, c)] = med([client_us(r) for r in rs])
-            print(f"| {rate} | {c} | {med([rps(r) for r in rs]):.0f} | {fmt(cpu[(rate, c)], '.2f')} | {fmt(med([server_us(r) for r in rs]), '.2f')} | {fmt(p99)} | {fmt(mx)} |")
+            print(f"| {rate} | {c} | {med([rps(r) for r in rs]):.0f} | {fmt(cpu[(rate, c)], '.2f')} | {fmt(med([client_cs(r) for r in rs]), '.3f')} | "
+                  f"{fmt(med([server_us(r) for r in rs]), '.2f')} | {fmt(med([per_req(r, 'server_cs') for r in rs]), '.3f')} | {fmt(p99)} | {fmt(mx)} |")
     print("\n## Targets\n")
+    print("- schedule lag: twelve's p99 (default --slack) under 100 µs at every rate: "
+          + ", ".join(f"{rate}: {fmt(med([d['self_check'].get('p99_schedule_lag_us') for d in map(report, runs('open', '64', rate, 'twelve')) if d]))} µs"
+                      for rate in sorted({r['rate'] for r in opened}, key=int)))
     for rate in sorted({r["rate"] for r in opened}, key=int):
         t, t1, w2, oh = (cpu.get((rate, c)) for c in ("twelve", "twelve_1ms", "wrk2", "oha"))
         if t and oh:
