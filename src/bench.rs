@@ -138,6 +138,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     config.worker_cpus = plan.workers;
     let mut window = Window::default();
     let mut flame = None;
+    // A loopback target's process, read before the load so that only its threads' work
+    // during the run decides where it ran.
+    let listener = (plan.server.is_none() && config.unix_socket.is_none())
+        .then(|| crate::server_cpus::before(config.targets[0].addr))
+        .flatten();
     let outcome = args.shard.wait_for_start(&config).and_then(|()| {
         // Sampled over the measured window only: from the go time of a sharded run on.
         let mut profile =
@@ -153,12 +158,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outcome.result.server = window.cost();
     }
     outcome.result.info.server_cpu = plan.server;
-    outcome.result.info.server_cpus = match plan.server {
-        Some(cpu) => vec![cpu],
-        None if config.unix_socket.is_none() => {
-            crate::server_cpus::of_listener(config.targets[0].addr)
-        }
-        None => Vec::new(),
+    outcome.result.info.server_cpus = match (plan.server, &listener) {
+        (Some(cpu), _) => vec![cpu],
+        (None, Some(l)) => l.working_cpus(),
+        (None, None) => Vec::new(),
     };
     outcome.result.info.max_error_percent = Some(max_errors);
     let summary = write_outputs(&args, outcome, &slos, flame.as_ref())?;

@@ -2,16 +2,24 @@
 //! loopback target's listening process, found through /proc (the socket's inode in
 //! /proc/net/tcp{,6}, then the process holding it), and the affinity of each of its threads.
 //! A client and a server on the same CPUs compete for them, whatever the figures say. Only the
-//! threads that did the work count (a tenth of the busiest one's CPU time or more): a main
-//! thread that waits for signals, unpinned, competes for nothing.
-use std::collections::BTreeSet;
+//! threads that did the work of this run count (a tenth of the busiest one's CPU time over it
+//! or more): a main thread that waits for signals, unpinned, competes for nothing, however much
+//! it worked at start-up.
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 
-/// The CPUs the working threads of the process listening on `addr` may run on; empty when the
-/// target is not on this host or the process cannot be found (another user's, or gone).
-pub fn of_listener(addr: SocketAddr) -> Vec<usize> {
+/// The process listening on a loopback target, and its threads' CPU time before the run.
+pub struct Before {
+    pid: u32,
+    /// CPU time so far (ns) by thread id.
+    cpu_ns: BTreeMap<u32, u64>,
+}
+
+/// The process listening on `addr` and its threads' CPU time now; `None` when the target is
+/// not on this host or the process cannot be found (another user's, or gone).
+pub fn before(addr: SocketAddr) -> Option<Before> {
     if !addr.ip().to_canonical().is_loopback() {
-        return Vec::new();
+        return None;
     }
     let inodes: BTreeSet<u64> = ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
@@ -19,17 +27,36 @@ pub fn of_listener(addr: SocketAddr) -> Vec<usize> {
         .flat_map(|text| listening_inodes(&text, addr.port()))
         .collect();
     if inodes.is_empty() {
-        return Vec::new();
+        return None;
     }
-    let Some(pid) = holder(&inodes) else {
-        return Vec::new();
-    };
-    // (CPU time of the thread so far, ns; the CPUs it may run on.)
-    let threads: Vec<(u64, Vec<usize>)> = std::fs::read_dir(format!("/proc/{pid}/task"))
+    let pid = holder(&inodes)?;
+    let cpu_ns = threads(pid).into_iter().map(|t| (t.0, t.1)).collect();
+    Some(Before { pid, cpu_ns })
+}
+
+impl Before {
+    /// The CPUs the threads that worked since [`before`] may run on; empty when the process
+    /// is gone.
+    pub fn working_cpus(&self) -> Vec<usize> {
+        let spent: Vec<(u64, Vec<usize>)> = threads(self.pid)
+            .into_iter()
+            .map(|(tid, ns, cpus)| {
+                let then = self.cpu_ns.get(&tid).copied().unwrap_or(0);
+                (ns.saturating_sub(then), cpus)
+            })
+            .collect();
+        working_cpus(&spent)
+    }
+}
+
+/// Each thread of `pid`: its id, CPU time so far (ns) and the CPUs it may run on.
+fn threads(pid: u32) -> Vec<(u32, u64, Vec<usize>)> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
         .into_iter()
         .flatten()
         .flatten()
-        .map(|task| {
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse().ok()?;
             let read = |f: &str| std::fs::read_to_string(task.path().join(f)).unwrap_or_default();
             let cpu_ns = read("schedstat")
                 .split_whitespace()
@@ -43,18 +70,18 @@ pub fn of_listener(addr: SocketAddr) -> Vec<usize> {
                 .and_then(|l| twelve_sys::cpus::CpuList::parse(l.trim()).ok())
                 .map(|l| l.as_slice().to_vec())
                 .unwrap_or_default();
-            (cpu_ns, list)
+            Some((tid, cpu_ns, list))
         })
-        .collect();
-    working_cpus(&threads)
+        .collect()
 }
 
-/// The CPUs of the threads that used at least a tenth of the busiest one's CPU time.
+/// The CPUs of the threads that used at least a tenth of the busiest one's CPU time (none when
+/// none worked).
 fn working_cpus(threads: &[(u64, Vec<usize>)]) -> Vec<usize> {
     let busiest = threads.iter().map(|t| t.0).max().unwrap_or(0);
     let cpus: BTreeSet<usize> = threads
         .iter()
-        .filter(|(ns, _)| *ns * 10 >= busiest)
+        .filter(|(ns, _)| *ns > 0 && *ns * 10 >= busiest)
         .flat_map(|(_, cpus)| cpus.iter().copied())
         .collect();
     cpus.into_iter().collect()
@@ -125,6 +152,31 @@ mod tests {
         assert!(listening_inodes(TABLE, 8081).is_empty());
     }
 
+    /// The threads of this process that work after [`before`] count, and a thread that only
+    /// worked before it does not.
+    #[test]
+    fn only_the_work_since_before_counts() {
+        let pid = std::process::id();
+        let mut b = Before {
+            pid,
+            cpu_ns: threads(pid).into_iter().map(|t| (t.0, t.1)).collect(),
+        };
+        let cpus = twelve_sys::cpus::allowed().unwrap();
+        // Work on this thread after the snapshot: its CPUs count.
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(20) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        assert_eq!(b.working_cpus(), cpus.as_slice(), "{x}");
+        // Every thread's time moved past what it spent: none worked since.
+        b.cpu_ns = threads(pid)
+            .into_iter()
+            .map(|t| (t.0, t.1 + u64::MAX / 2))
+            .collect();
+        assert!(b.working_cpus().is_empty());
+    }
+
     /// A pinned worker that did the work counts; an idle main thread allowed everywhere does not.
     #[test]
     fn only_working_threads_count() {
@@ -147,6 +199,6 @@ mod tests {
             .map(|t| listening_inodes(&t, addr.port()).into_iter().collect())
             .unwrap_or_default();
         assert_eq!(inodes.len(), 1, "{addr}");
-        assert!(of_listener("10.1.2.3:80".parse().unwrap()).is_empty());
+        assert!(before("10.1.2.3:80".parse().unwrap()).is_none());
     }
 }
