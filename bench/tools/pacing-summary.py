@@ -26,27 +26,35 @@ def rps(r):
     return float(r["reported_rps"])
 
 
+def answered(r):
+    """Responses the client counted; 0 for a run that got none (its figures per request are left out)."""
+    try:
+        return float(r["responses"])
+    except ValueError:
+        return 0.0
+
+
 def client_us(r):
-    return 1e6 * float(r["client_cpu_s"]) / float(r["responses"])
+    return 1e6 * float(r["client_cpu_s"]) / answered(r) if answered(r) else None
 
 
 def server_us(r):
-    return 1e6 * float(r["server_cpu_s"]) / float(r["responses"])
+    return 1e6 * float(r["server_cpu_s"]) / answered(r) if answered(r) else None
 
 
 def per_req(r, col):
     """A count of the run per response, None where it was not recorded (an older run)."""
     v = r.get(col)
-    if v in (None, ""):
+    if v in (None, "") or not answered(r):
         return None
-    return float(v) / float(r["responses"])
+    return float(v) / answered(r)
 
 
 def client_cs(r):
     """The client's context switches (voluntary and involuntary) per response."""
-    if r.get("client_vcs") in (None, ""):
+    if r.get("client_vcs") in (None, "") or not answered(r):
         return None
-    return (float(r["client_vcs"]) + float(r["client_ics"])) / float(r["responses"])
+    return (float(r["client_vcs"]) + float(r["client_ics"])) / answered(r)
 
 
 def report(r):
@@ -65,6 +73,10 @@ def fmt(x, spec=".1f"):
 
 
 print("# Summary (medians over the rounds)\n")
+failed = [r for r in rows if not answered(r)]
+if failed:
+    print("Runs that got no response (left out of every median): "
+          + ", ".join(f"{r['section']} -c{r['conns']} {r['rate']} req/s {r['client']} round {r['round']}" for r in failed) + ".\n")
 capped = [r for r in rows if r["section"] == "capped"]
 if capped:
     print("## nginx capped at 50% of CPU 0: req/s each client measured\n")
