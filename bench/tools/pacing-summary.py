@@ -22,14 +22,19 @@ def runs(section, conns, rate, client):
 
 
 def rps(r):
-    """The req/s the client reported over its own measured window."""
-    return float(r["reported_rps"])
+    """The req/s the client reported over its own measured window (None: a run left out)."""
+    return float(r["reported_rps"]) if answered(r) else None
 
 
 def answered(r):
-    """Responses the client counted; 0 for a run that got none (its figures per request are left out)."""
+    """Responses the client counted; 0 for a run that got none, or an open-model run that
+    delivered under half its rate (a stalled server, not the client's cost): its figures per
+    request are left out."""
     try:
-        return float(r["responses"])
+        n = float(r["responses"])
+        if r["section"] == "open" and float(r["reported_rps"] or 0) < 0.5 * float(r["rate"]):
+            return 0.0
+        return n
     except ValueError:
         return 0.0
 
@@ -75,7 +80,7 @@ def fmt(x, spec=".1f"):
 print("# Summary (medians over the rounds)\n")
 failed = [r for r in rows if not answered(r)]
 if failed:
-    print("Runs that got no response (left out of every median): "
+    print("Runs that got no response, or under half the asked rate (left out of every median): "
           + ", ".join(f"{r['section']} -c{r['conns']} {r['rate']} req/s {r['client']} round {r['round']}" for r in failed) + ".\n")
 capped = [r for r in rows if r["section"] == "capped"]
 if capped:
@@ -94,9 +99,9 @@ if capped:
                 docs = [d for d in map(report, rs) if d]
                 causes = {d["client"].get("nap_cause") for d in docs}
                 naps = f"{fmt(med([d['client'].get('naps', 0) for d in docs]), '.0f')} ({', '.join(str(x) for x in causes)})"
-            ratio = lambda b: fmt(v / b, ".3f") if b else "-"
+            ratio = lambda b: fmt(v / b, ".3f") if b and v else "-"
             thr = med([float(r["throttled"]) / float(r["wall_s"]) for r in rs if r.get("throttled") not in (None, "")])
-            print(f"| {conns} | {c} | {v:.0f} | {ratio(base['wrk'])} | {ratio(base['gcannon'])} | "
+            print(f"| {conns} | {c} | {fmt(v, '.0f')} | {ratio(base['wrk'])} | {ratio(base['gcannon'])} | "
                   f"{fmt(med([client_us(r) for r in rs]), '.2f')} | {fmt(med([client_cs(r) for r in rs]), '.3f')} | "
                   f"{fmt(med([server_us(r) for r in rs]), '.2f')} | {fmt(med([per_req(r, 'server_cs') for r in rs]), '.3f')} | "
                   f"{fmt(med([per_req(r, 'server_wakeups') for r in rs]), '.3f')} | {fmt(med([per_req(r, 'server_waits') for r in rs]), '.3f')} | "
@@ -114,7 +119,7 @@ if bound:
         if not rs:
             continue
         ratio = lambda b: fmt(cost[c] / b, ".3f") if b else "-"
-        print(f"| {c} | {med([rps(r) for r in rs]):.0f} | {fmt(cost[c], '.2f')} | {ratio(cost['wrk'])} | {ratio(cost['gcannon'])} | "
+        print(f"| {c} | {fmt(med([rps(r) for r in rs]), '.0f')} | {fmt(cost[c], '.2f')} | {ratio(cost['wrk'])} | {ratio(cost['gcannon'])} | "
               f"{fmt(med([client_cs(r) for r in rs]), '.3f')} | {fmt(med([server_us(r) for r in rs]), '.2f')} |")
     print()
 
@@ -129,15 +134,15 @@ if opened:
             rs = runs("open", "64", rate, c)
             if not rs:
                 continue
-            docs = [d for d in map(report, rs) if d]
+            docs = [d for d in map(report, filter(answered, rs)) if d]
             p99 = med([d["self_check"].get("p99_schedule_lag_us") for d in docs]) if docs else None
             mx = med([d["self_check"].get("max_schedule_lag_us") for d in docs]) if docs else None
             cpu[(rate, c)] = med([client_us(r) for r in rs])
-            print(f"| {rate} | {c} | {med([rps(r) for r in rs]):.0f} | {fmt(cpu[(rate, c)], '.2f')} | {fmt(med([client_cs(r) for r in rs]), '.3f')} | "
+            print(f"| {rate} | {c} | {fmt(med([rps(r) for r in rs]), '.0f')} | {fmt(cpu[(rate, c)], '.2f')} | {fmt(med([client_cs(r) for r in rs]), '.3f')} | "
                   f"{fmt(med([server_us(r) for r in rs]), '.2f')} | {fmt(med([per_req(r, 'server_cs') for r in rs]), '.3f')} | {fmt(p99)} | {fmt(mx)} |")
     print("\n## Targets\n")
     print("- schedule lag: twelve's p99 (default --slack) under 100 µs at every rate: "
-          + ", ".join(f"{rate}: {fmt(med([d['self_check'].get('p99_schedule_lag_us') for d in map(report, runs('open', '64', rate, 'twelve')) if d]))} µs"
+          + ", ".join(f"{rate}: {fmt(med([d['self_check'].get('p99_schedule_lag_us') for d in map(report, filter(answered, runs('open', '64', rate, 'twelve'))) if d]))} µs"
                       for rate in sorted({r['rate'] for r in opened}, key=int)))
     for rate in sorted({r["rate"] for r in opened}, key=int):
         t, t1, w2, oh = (cpu.get((rate, c)) for c in ("twelve", "twelve_1ms", "wrk2", "oha"))
