@@ -18,7 +18,7 @@
 #
 # Usage: bench/clients.sh [OUTDIR]        (default bench/runs/<date>-clients)
 # Env:   GCANNON=/tmp/peers/httparena/gcannon  ROUNDS=5  CONNS=64
-#        DURATION_S=5  WARMUP_S=1  MANY=10000  PORT=8090  SECTIONS="capped bound memory"
+#        DURATION=5 (DURATION_S too) WARMUP_S=1  MANY=10000  PORT=8090  SECTIONS="capped bound memory"
 #        CLIENTS="wrk gcannon twelve twelve_uring" (also: twelve_read twelve_uring_read)
 # Needs root (the cgroup cap), wrk, nginx, GNU time and cargo. Client CPU is user+sys of the
 # whole client process from bash `time`; each client is warmed up by a separate run first.
@@ -26,7 +26,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-clients}
 GCANNON=${GCANNON:-/tmp/peers/httparena/gcannon}
-ROUNDS=${ROUNDS:-5}; CONNS=${CONNS:-64}; DURATION_S=${DURATION_S:-5}; WARMUP_S=${WARMUP_S:-1}
+ROUNDS=${ROUNDS:-5}; CONNS=${CONNS:-64}; DURATION_S=${DURATION:-${DURATION_S:-5}}; WARMUP_S=${WARMUP_S:-1}
 MANY=${MANY:-10000}; PORT=${PORT:-8090}; SECTIONS=${SECTIONS:-capped bound memory}
 read -r -a CLIENTS <<< "${CLIENTS:-wrk gcannon twelve twelve_uring}"
 [ -x "$GCANNON" ] || { echo "no gcannon at $GCANNON (build github MDA2AV/gcannon outside the repository)" >&2; exit 2; }
@@ -78,7 +78,7 @@ server_ticks() {
   echo "- twelve: $("$BIN" --version | head -1)"
   echo "- commit: $(cd "$ROOT" && git rev-parse --short=12 HEAD)"
   echo "- wrk: $(dpkg-query -W -f '${Version}' wrk 2>/dev/null); gcannon: sha256 $(sha256sum "$GCANNON" | cut -c1-16)"
-  echo "- command: \`ROUNDS=$ROUNDS CONNS=$CONNS DURATION_S=$DURATION_S MANY=$MANY SECTIONS=\"$SECTIONS\" CLIENTS=\"${CLIENTS[*]}\" bench/clients.sh\`"
+  echo "- command: \`ROUNDS=$ROUNDS CONNS=$CONNS DURATION=$DURATION_S MANY=$MANY SECTIONS=\"$SECTIONS\" CLIENTS=\"${CLIENTS[*]}\" bench/clients.sh\`"
   echo "- every client: one thread on CPU 1, -c$CONNS, ${DURATION_S}s after a separate ${WARMUP_S}s warm-up run;"
   echo "  servers on CPU 0 with one worker; client CPU is user+sys of the client process (bash \`time\`)"
   echo "- capped: nginx (bench/peers/nginx-tfb.conf) capped at 50% of CPU 0, GET /json"
