@@ -41,8 +41,11 @@ fn server(mode: &str) -> Option<Server> {
         return None;
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/h2/misbehave.py");
+    // Tests run in parallel, some on the same mode: each server has a file of its own.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let counts = std::env::temp_dir().join(format!(
-        "twelve-h2-misbehave-{mode}-{}.json",
+        "twelve-h2-misbehave-{mode}-{}-{n}.json",
         std::process::id()
     ));
     let mut child = Command::new("python3")
@@ -147,4 +150,23 @@ fn request_bodies_wait_for_a_window_that_opens_slowly() {
     assert_eq!(doc["requests"], 60, "{doc}");
     assert_eq!(answered, 60, "{doc}");
     assert_eq!(doc["errors"]["total"], 0, "{doc}");
+}
+
+#[test]
+fn goaway_in_the_open_model_sends_the_refused_slots_again_on_a_new_connection() {
+    let Some(s) = server("goaway") else { return };
+    // 100 slots of a schedule at 1000/s: every one answered once, none lost to a GOAWAY.
+    let doc = bench(
+        &s,
+        &["-c", "2", "--streams", "3", "-R", "1000", "-n", "100"],
+    );
+    let (answered, _) = s.counts();
+    assert_eq!(doc["requests"], 100, "{doc}");
+    assert_eq!(answered, 100, "{doc}");
+    assert!(
+        doc["errors"]["h2"]["refused"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    assert_eq!(doc["errors"]["h2"]["protocol"], 0, "{doc}");
+    assert_eq!(doc["errors"]["timeout"], 0, "{doc}");
 }

@@ -183,6 +183,11 @@ impl Conn {
         }
     }
 
+    /// HTTP/2: the intended start of the request just reported refused (see `crate::h2`).
+    pub(crate) fn take_refused(&mut self) -> Option<u64> {
+        self.h2.as_mut().and_then(|h| h.take_refused())
+    }
+
     /// Whether the slot speaks HTTP/2.
     #[inline]
     pub(crate) fn is_h2(&self) -> bool {

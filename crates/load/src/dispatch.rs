@@ -57,6 +57,9 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     handshaking: u64,
     /// Whether connections make a TLS handshake first.
     tls: bool,
+    /// Open model, HTTP/2: intended starts of slots the server refused unprocessed, sent
+    /// again before new ones (`crate::h2::refused`).
+    retry: Vec<u64>,
 }
 
 impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
@@ -109,6 +112,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             connecting: 0,
             handshaking: 0,
             tls: cfg.tls.is_some() && cfg.targets[0].tls,
+            retry: Vec::new(),
         }
     }
 
@@ -146,7 +150,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
 
     /// Whether no connection has a request in flight or reserved.
     pub(crate) fn all_idle(&self) -> bool {
-        self.conns.iter().all(Conn::is_idle)
+        self.retry.is_empty() && self.conns.iter().all(Conn::is_idle)
     }
 
     /// Queues the slots whose back-off is over for `reconnect`, and gives up on connects and
@@ -286,7 +290,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
     fn work_left(&mut self, i: usize) -> bool {
         match (&self.s.schedule, self.s.config.stop) {
             (_, Stop::Duration(_)) => true,
-            (Some(s), Stop::Requests(_)) => s.next_due_ns().is_some(),
+            (Some(s), Stop::Requests(_)) => s.next_due_ns().is_some() || !self.retry.is_empty(),
             (None, Stop::Requests(_)) => {
                 let c = &mut self.conns[i];
                 if c.reserved() == 0 {
@@ -393,7 +397,8 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                 self.ready.pop();
                 continue;
             }
-            let n = schedule.claim(now, room, |_, intended| c.queue(intended, now));
+            let again = crate::h2::resend(&mut self.retry, room, c, now);
+            let n = again + schedule.claim(now, room - again, |_, intended| c.queue(intended, now));
             if n == 0 {
                 return;
             }
@@ -485,14 +490,9 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                 Err(f) if !f.ends_conn() => {
                     // One HTTP/2 stream failed; the connection goes on.
                     self.tally.count_failure(f);
-                    let cfg = &self.s.config;
-                    if f == Failure::H2Refused
-                        && cfg.model == Model::Closed
-                        && matches!(cfg.stop, Stop::Requests(_))
-                    {
-                        // Never processed: a `-n` run sends it again.
-                        let c = &mut self.conns[i];
-                        c.reserve(c.reserved() + 1);
+                    if f == Failure::H2Refused {
+                        // Never processed: sent again (`crate::h2::refused`).
+                        crate::h2::refused(&mut self.conns[i], &self.s.config, &mut self.retry);
                     }
                 }
                 Err(f) => {

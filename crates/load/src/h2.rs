@@ -109,8 +109,10 @@ pub(crate) struct H2Conn {
     pub sent: usize,
     /// Requests queued for the next window, not yet on a stream.
     queued: Vec<Tag>,
-    /// Requests a GOAWAY refused, still to be reported one by one.
-    refused: u32,
+    /// Requests a GOAWAY refused, still to be reported one by one, and the last one reported
+    /// (REFUSED_STREAM's too): the open model sends its schedule slot again.
+    refused: Vec<Tag>,
+    last_refused: Option<Tag>,
     /// The request of a templated run, rendered and read back.
     scratch: Vec<u8>,
     templated: H2Request,
@@ -130,7 +132,8 @@ impl H2Conn {
             out: Vec::new(),
             sent: 0,
             queued: Vec::with_capacity(streams.min(1024) as usize),
-            refused: 0,
+            refused: Vec::new(),
+            last_refused: None,
             scratch: Vec::new(),
             templated: H2Request::default(),
             bodies: Vec::new(),
@@ -150,7 +153,8 @@ impl H2Conn {
         self.out.clear();
         self.sent = 0;
         self.queued.clear();
-        self.refused = 0;
+        self.refused.clear();
+        self.last_refused = None;
         self.bodies.clear();
         self.urls.clear();
     }
@@ -186,6 +190,11 @@ impl H2Conn {
             .chain(self.queued.iter().copied())
             .map(|t| t.sent_ns)
             .min()
+    }
+
+    /// The intended start of the last request reported refused.
+    pub(crate) fn take_refused(&mut self) -> Option<u64> {
+        self.last_refused.take().map(|t| t.intended_ns)
     }
 
     pub(crate) fn queue(&mut self, intended_ns: u64, sent_ns: u64) {
@@ -267,8 +276,8 @@ impl H2Conn {
     /// and resets it calls for go to `out`.
     pub(crate) fn next(&mut self, input: &[u8], used: &mut usize) -> Step {
         *used = 0;
-        if self.refused > 0 {
-            self.refused -= 1;
+        if let Some(tag) = self.refused.pop() {
+            self.last_refused = Some(tag);
             return Step::Fail(Failure::H2Refused);
         }
         loop {
@@ -290,14 +299,16 @@ impl H2Conn {
                     *used += n;
                     return Step::Answer { tag, status };
                 }
-                Event::Reset { used: n, code, .. } => {
+                Event::Reset {
+                    used: n, code, tag, ..
+                } => {
                     *used += n;
                     // §8.7: a stream refused was not processed, so it was never answered.
-                    return Step::Fail(if code == ErrorCode::RefusedStream.code() {
-                        Failure::H2Refused
-                    } else {
-                        Failure::H2Reset
-                    });
+                    if code == ErrorCode::RefusedStream.code() {
+                        self.last_refused = Some(tag);
+                        return Step::Fail(Failure::H2Refused);
+                    }
+                    return Step::Fail(Failure::H2Reset);
                 }
                 Event::StreamError { used: n, .. } => {
                     *used += n;
@@ -305,9 +316,10 @@ impl H2Conn {
                 }
                 Event::GoAway { used: n, .. } => {
                     *used += n;
-                    let mut refused = 0;
-                    self.conn.drop_refused(|_, _| refused += 1);
-                    self.refused = refused;
+                    let refused = &mut self.refused;
+                    self.conn.drop_refused(|_, tag| refused.push(tag));
+                    // Reported by `pop`, oldest first.
+                    refused.reverse();
                     return Step::Fail(Failure::H2GoAway);
                 }
                 Event::ConnectionError(_) => return Step::Fail(Failure::H2Protocol),
@@ -327,6 +339,33 @@ pub(crate) fn closed_batch(c: &mut Conn, budget: &Budget) -> u64 {
     let mine = reserved.min(room);
     c.reserve(reserved - mine);
     mine + budget.take(room - mine)
+}
+
+/// A request the server did not process (`Failure::H2Refused`) is sent again: a closed `-n`
+/// run reserves one more request for the connection, the open model puts its schedule slot's
+/// intended time on `retry`, for the next connection with a free stream (never this one after
+/// a GOAWAY), so the offered rate holds and its latency still counts from the schedule.
+pub(crate) fn refused(c: &mut Conn, cfg: &crate::Config, retry: &mut Vec<u64>) {
+    use crate::config::{Model, Stop};
+    let intended = c.take_refused();
+    match (cfg.model, cfg.stop) {
+        (Model::Closed, Stop::Requests(_)) => c.reserve(c.reserved() + 1),
+        (Model::Open { .. }, _) => retry.extend(intended),
+        (Model::Closed, Stop::Duration(_)) => {}
+    }
+}
+
+/// Open model: queues up to `room` of the refused slots on `retry` on `c`, oldest first,
+/// sent `now`; returns how many.
+pub(crate) fn resend(retry: &mut Vec<u64>, room: usize, c: &mut Conn, now: u64) -> usize {
+    if retry.is_empty() {
+        return 0;
+    }
+    let n = room.min(retry.len());
+    for intended in retry.drain(..n) {
+        c.queue(intended, now);
+    }
+    n
 }
 
 /// `--h2c`: one blocking exchange before the run, so a server that does not speak HTTP/2
