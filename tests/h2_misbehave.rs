@@ -1,6 +1,6 @@
 //! `twelve bench --h2c` against a server that misbehaves on purpose (Python's `h2`,
 //! tests/h2/misbehave.py): RST_STREAM on some streams, GOAWAY mid-run, SETTINGS that lower the
-//! stream limit mid-run, a window that opens slowly. Counts agree exactly with the server's,
+//! stream limit mid-run, a window that opens slowly or never. Counts agree exactly with the server's,
 //! each failure lands in its own class, and nothing hangs (every run is bounded by `-n` and
 //! the request timeout).
 
@@ -71,7 +71,12 @@ fn server(mode: &str) -> Option<Server> {
 fn bench(s: &Server, args: &[&str]) -> serde_json::Value {
     let url = format!("http://127.0.0.1:{}/", s.port);
     let out: Output = Command::new(env!("CARGO_BIN_EXE_twelve"))
-        .args(["bench", "--h2c", "-t", "1", "--timeout", "5s", "--json"])
+        .args(["bench", "--h2c", "-t", "1", "--json"])
+        .args(if args.contains(&"--timeout") {
+            &[][..]
+        } else {
+            &["--timeout", "5s"][..]
+        })
         .args(["--max-errors", "100%"])
         .args(args)
         .arg(&url)
@@ -169,4 +174,35 @@ fn goaway_in_the_open_model_sends_the_refused_slots_again_on_a_new_connection() 
     );
     assert_eq!(doc["errors"]["h2"]["protocol"], 0, "{doc}");
     assert_eq!(doc["errors"]["timeout"], 0, "{doc}");
+}
+
+#[test]
+fn a_window_that_never_opens_is_a_flow_control_stall_not_a_timeout() {
+    let Some(s) = server("stall") else { return };
+    // Two streams a connection, 40,000-octet bodies: the first fits the connection's window
+    // of 65,535 and is answered, the second waits for a WINDOW_UPDATE that never comes.
+    let body = "x".repeat(40_000);
+    let doc = bench(
+        &s,
+        &[
+            "-c",
+            "2",
+            "--streams",
+            "2",
+            "-n",
+            "4",
+            "-m",
+            "POST",
+            "-b",
+            &body,
+            "--timeout",
+            "1s",
+        ],
+    );
+    let (answered, _) = s.counts();
+    assert_eq!(answered, 2, "{doc}");
+    assert_eq!(doc["requests"], 2, "{doc}");
+    assert_eq!(doc["errors"]["h2"]["stall"], 2, "{doc}");
+    assert_eq!(doc["errors"]["timeout"], 0, "{doc}");
+    assert_eq!(doc["errors"]["total"], 2, "{doc}");
 }

@@ -6,6 +6,8 @@ Usage: misbehave.py MODE COUNTS_FILE
           answered (requests above it are not processed) and closes once the client does
   limit   lowers SETTINGS_MAX_CONCURRENT_STREAMS to 2 after the first request
   window  gives request bodies a 16-octet window, opened 16 octets per WINDOW_UPDATE
+  stall   never opens its windows (the default 65,535 octets each): a body that needs more
+          waits for ever; answers each request whose body ended
 Prints its port on the first line. COUNTS_FILE holds {"answered": N, "reset": N} as JSON,
 rewritten before each response or reset is sent, so it is current once the client has it.
 """
@@ -67,14 +69,15 @@ def handle(sock):
                 continue
             if isinstance(ev, h2.events.DataReceived):
                 bodies[ev.stream_id] = bodies.get(ev.stream_id, 0) + len(ev.data)
-                conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
-            if isinstance(ev, h2.events.StreamEnded) and MODE == "window":
+                if MODE != "stall":
+                    conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            if isinstance(ev, h2.events.StreamEnded) and MODE in ("window", "stall"):
                 answer(conn, ev.stream_id)
             if not isinstance(ev, h2.events.RequestReceived):
                 continue
             sid = ev.stream_id
             served += 1
-            if MODE == "window":
+            if MODE in ("window", "stall"):
                 continue
             if MODE == "rst" and served % 3 == 0:
                 count("reset")

@@ -188,6 +188,11 @@ impl Conn {
         self.h2.as_mut().and_then(|h| h.take_refused())
     }
 
+    /// HTTP/2: requests whose body waits for a window (0 over HTTP/1.1).
+    pub(crate) fn h2_stalled(&self) -> u64 {
+        self.h2.as_ref().map_or(0, |h| h.stalled())
+    }
+
     /// Whether the slot speaks HTTP/2.
     #[inline]
     pub(crate) fn is_h2(&self) -> bool {

@@ -176,8 +176,13 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                         && now.saturating_sub(sent) >= timeout
                     {
                         // Counted once, then the connection is replaced (wrk2 counts an
-                        // overdue request again on every scan: wrk2#105).
-                        self.tally.count(|e| e.timeout += 1);
+                        // overdue request again on every scan: wrk2#105). HTTP/2 bodies still
+                        // waiting for a window are flow-control stalls instead.
+                        let stalled = self.conns[i].h2_stalled();
+                        self.tally.count(|e| match stalled {
+                            0 => e.timeout += 1,
+                            n => e.h2.stall += n,
+                        });
                         self.drop_conn(i, now, true);
                     }
                 }

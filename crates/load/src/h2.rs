@@ -179,6 +179,11 @@ impl H2Conn {
         !self.out.is_empty() || !self.bodies.is_empty() || !self.urls.is_empty()
     }
 
+    /// Requests whose body waits for the server's stream or connection window to open.
+    pub(crate) fn stalled(&self) -> u64 {
+        (self.bodies.len() + self.urls.len()) as u64
+    }
+
     /// Whether the connection has nothing more to do (GOAWAY, every stream ended).
     pub(crate) fn is_done(&self) -> bool {
         self.conn.is_done() && self.queued.is_empty()

@@ -206,6 +206,8 @@ pub struct H2ErrorsJson {
     pub goaway: u64,
     /// Connection errors; the client sent GOAWAY.
     pub protocol: u64,
+    /// Requests whose body waited for a window that stayed shut until they timed out.
+    pub stall: u64,
 }
 
 /// Concurrency reached.
@@ -383,6 +385,7 @@ impl ErrorsJson {
                 stream: e.h2.stream,
                 goaway: e.h2.goaway,
                 protocol: e.h2.protocol,
+                stall: e.h2.stall,
             }),
         }
     }

@@ -108,6 +108,13 @@ pub struct RawErrors {
     /// on an HTTP/2 run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub h2: Option<[u64; 6]>,
+    /// HTTP/2's flow-control stalls (a field of its own, so `h2` reads as it always did).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub h2_stall: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// [`ConnCounts`] as data.
@@ -193,6 +200,7 @@ impl RawWorker {
                     e.h2.protocol,
                     e.h2.stream_limit,
                 ]),
+                h2_stall: e.h2.stall,
             },
             conns: RawConns {
                 established: w.conns.established,
@@ -225,6 +233,7 @@ impl RawWorker {
                 goaway,
                 protocol,
                 stream_limit,
+                stall: e.h2_stall,
             };
         }
         for (&code, &n) in &e.status {
@@ -285,6 +294,15 @@ mod tests {
         w.errors.status[200] = 3;
         w.errors.status[503] = 1;
         w.conns.peak_open = 8;
+        w.errors.h2 = crate::H2Errors {
+            reset: 1,
+            refused: 2,
+            stream: 3,
+            goaway: 4,
+            protocol: 5,
+            stall: 6,
+            stream_limit: 10,
+        };
         let run = RunResult {
             elapsed: Duration::from_secs(2),
             workers: vec![w.clone()],
@@ -309,5 +327,6 @@ mod tests {
             (3, vec![2, 1], w.cpu_time, w.wall_time)
         );
         assert_eq!((got.errors.timeout, got.conns), (2, w.conns));
+        assert_eq!(got.errors.h2, w.errors.h2);
     }
 }

@@ -133,6 +133,9 @@ pub struct H2Errors {
     pub goaway: u64,
     /// Connection errors (malformed frames, HPACK, flow control): the client sent GOAWAY.
     pub protocol: u64,
+    /// Flow-control stalls: requests whose body still waited for the server's stream or
+    /// connection window when the request timed out (counted here, not as timeouts).
+    pub stall: u64,
     /// The fewest streams in force on any connection (`--streams`, lowered by the server's
     /// SETTINGS_MAX_CONCURRENT_STREAMS); 0 when no connection spoke HTTP/2.
     pub stream_limit: u64,
@@ -146,6 +149,7 @@ impl H2Errors {
         self.stream += o.stream;
         self.goaway += o.goaway;
         self.protocol += o.protocol;
+        self.stall += o.stall;
         self.stream_limit = match (self.stream_limit, o.stream_limit) {
             (0, b) => b,
             (a, 0) => a,
@@ -155,7 +159,7 @@ impl H2Errors {
 
     /// Every HTTP/2 failure but GOAWAY (a server's graceful close is not an error).
     pub fn total(&self) -> u64 {
-        self.reset + self.refused + self.stream + self.protocol
+        self.reset + self.refused + self.stream + self.protocol + self.stall
     }
 }
 

@@ -217,8 +217,8 @@ fn errors(o: &mut String, s: &Summary) {
         let _ = writeln!(
             o,
             "  HTTP/2 errors: stream reset by the server {}, refused (not sent) {}, bad response \
-             {}, GOAWAY received {}, protocol {}",
-            h.reset, h.refused, h.stream, h.goaway, h.protocol
+             {}, GOAWAY received {}, protocol {}, flow-control stall {}",
+            h.reset, h.refused, h.stream, h.goaway, h.protocol, h.stall
         );
     }
     if e.parse + e.body_length > 0 {
