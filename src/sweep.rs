@@ -27,6 +27,10 @@ pub struct Args {
     /// Closed-model steps: connections per step, LOW..HIGH:STEP, LOW..HIGH*FACTOR or a list.
     #[arg(long, value_name = "PLAN", conflicts_with_all = ["rate", "find_max_rate"])]
     concurrency: Option<String>,
+    /// HTTP/2 closed-model steps (with --h2 or --h2c): streams per connection, as h2load's -m,
+    /// -c fixed; a plan as --concurrency's (1,10,100 or 1..128*2).
+    #[arg(long, value_name = "PLAN", conflicts_with_all = ["concurrency", "rate", "find_max_rate"])]
+    streams_plan: Option<String>,
     /// Open-model steps in req/s (10k..100k:10k); with --find-max-rate the bounds LOW..HIGH.
     #[arg(short = 'R', long, value_name = "PLAN", allow_hyphen_values = true)]
     rate: Option<String>,
@@ -111,6 +115,11 @@ fn measure(
     let mut out = std::io::stdout().lock();
     let kind = if args.concurrency.is_some() {
         LoadKind::Concurrency
+    } else if args.streams_plan.is_some() {
+        if !base.protocol.is_h2() {
+            bail!("--streams-plan: streams are HTTP/2's; add --h2 (https://) or --h2c (http://)");
+        }
+        LoadKind::Streams
     } else {
         LoadKind::Rate
     };
@@ -142,9 +151,11 @@ fn measure(
             knee: Some(knee),
         });
     }
-    let plan_text = match (&args.concurrency, &args.rate) {
-        (Some(p), _) | (None, Some(p)) => p,
-        (None, None) => bail!("give --concurrency PLAN, --rate PLAN or --find-max-rate"),
+    let plan_text = match (&args.concurrency, &args.streams_plan, &args.rate) {
+        (Some(p), _, _) | (None, Some(p), _) | (None, None, Some(p)) => p,
+        (None, None, None) => {
+            bail!("give --concurrency PLAN, --rate PLAN, --streams-plan PLAN or --find-max-rate")
+        }
     };
     let plan = parse_plan(plan_text, kind)?;
     if kind == LoadKind::Rate {
@@ -184,6 +195,7 @@ fn settings(args: &Args, base: &Config, urls: &[String]) -> Vec<(String, String)
         ("duration per step".into(), args.load.duration.clone()),
         ("warm-up per step".into(), args.load.warmup_text().into()),
         ("pipeline".into(), base.pipeline.to_string()),
+        ("protocol".into(), protocol_setting(base)),
         ("keep-alive".into(), base.keep_alive.to_string()),
         ("timeout".into(), args.load.timeout.clone()),
         ("arrival".into(), args.load.arrival.clone()),
@@ -193,6 +205,17 @@ fn settings(args: &Args, base: &Config, urls: &[String]) -> Vec<(String, String)
     }
     s.push(("kernel".into(), read_trim("/proc/sys/kernel/osrelease")));
     s
+}
+
+/// The protocol and, over HTTP/2, the streams per connection (a streams sweep's own steps).
+fn protocol_setting(base: &Config) -> String {
+    let name = base
+        .protocol
+        .name(base.targets.first().is_some_and(|t| t.tls));
+    match base.protocol {
+        twelve_load::Protocol::H2 { streams } => format!("{name}, {streams} streams"),
+        twelve_load::Protocol::Http1 => name.to_string(),
+    }
 }
 
 fn read_trim(path: &str) -> String {

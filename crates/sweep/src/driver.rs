@@ -2,12 +2,13 @@
 //! each, and the SLO verdict of each; and the knee search on top of it.
 use super::drain::{DrainPolicy, Drained, wait_drained};
 use super::knee::{KneeResult, KneeSearch, find_max_rate};
-use twelve_load::{Arrival, Config, LoadError, Model, run};
+use twelve_load::{Arrival, Config, LoadError, Model, Protocol, run};
 use twelve_report::visual::{LoadKind, Step};
 use twelve_report::{Slo, Summary};
 
 /// The configuration of one step: `base` with its connections (closed model) or its rate
-/// (open model, keeping `base`'s arrival process and seed) set to `load`.
+/// (open model, keeping `base`'s arrival process and seed) or its HTTP/2 streams per connection
+/// (closed model, `-c` kept) set to `load`.
 ///
 /// A concurrency step below the thread count uses fewer threads (one connection each), since
 /// every worker needs at least one connection.
@@ -18,6 +19,12 @@ pub fn configure(base: &Config, kind: LoadKind, load: f64) -> Config {
             c.model = Model::Closed;
             c.connections = (load.round() as usize).max(1);
             c.worker_cpus.truncate(c.connections);
+        }
+        LoadKind::Streams => {
+            c.model = Model::Closed;
+            c.protocol = Protocol::H2 {
+                streams: (load.round() as u32).max(1),
+            };
         }
         LoadKind::Rate => {
             let (arrival, seed) = match base.model {
@@ -123,6 +130,18 @@ mod tests {
         let c = configure(&base(), LoadKind::Concurrency, 2.0);
         assert_eq!((c.connections, c.worker_cpus.len()), (2, 2));
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn streams_step_sets_streams_and_keeps_connections() {
+        let mut b = base();
+        b.protocol = Protocol::H2 { streams: 1 };
+        b.connections = 8;
+        let c = configure(&b, LoadKind::Streams, 100.0);
+        assert_eq!(
+            (c.connections, c.model, c.protocol),
+            (8, Model::Closed, Protocol::H2 { streams: 100 })
+        );
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub fn parse_plan(text: &str, kind: LoadKind) -> Result<Vec<f64>, PlanError> {
     let rate = |s: &str| parse_rate(s.trim()).map_err(|_| bad(&format!("bad number {s:?}")));
     let num = |s: &str| match kind {
         LoadKind::Rate => rate(s),
-        LoadKind::Concurrency => parse_count(s.trim())
+        LoadKind::Concurrency | LoadKind::Streams => parse_count(s.trim())
             .map(|n| n as f64)
             .map_err(|_| bad(&format!("bad connection count {s:?}"))),
     };
@@ -71,7 +71,7 @@ pub fn parse_plan(text: &str, kind: LoadKind) -> Result<Vec<f64>, PlanError> {
                 n += 1;
                 v = low * step.powi(n);
             }
-            if kind == LoadKind::Concurrency {
+            if kind != LoadKind::Rate {
                 for v in &mut out {
                     *v = v.round();
                 }

@@ -9,6 +9,7 @@ pub fn step_header(kind: LoadKind) -> String {
     let label = match kind {
         LoadKind::Concurrency => "conns",
         LoadKind::Rate => "rate",
+        LoadKind::Streams => "streams",
     };
     format!(
         "{:>3} {label:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>5} {:>5}  drain",

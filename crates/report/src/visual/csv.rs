@@ -11,6 +11,10 @@ mean_us,stddev_us,p50_us,p90_us,p95_us,p99_us,p99.9_us,max_us,client_busy";
 pub const CSV_HEADER_OPEN: &str = "start_time,rate,complete,failed,req_per_s,min_us,\
 mean_us,stddev_us,p50_us,p90_us,p95_us,p99_us,p99.9_us,max_us,client_busy";
 
+/// Header of a sweep over HTTP/2 streams per connection (`--streams`, `-c` fixed).
+pub const CSV_HEADER_STREAMS: &str = "start_time,streams,complete,failed,req_per_s,min_us,\
+mean_us,stddev_us,p50_us,p90_us,p95_us,p99_us,p99.9_us,max_us,client_busy";
+
 /// Writes the header and one row per step.
 pub fn write_csv(out: &mut impl Write, kind: LoadKind, steps: &[Step]) -> io::Result<()> {
     writeln!(out, "{}", header(kind))?;
@@ -25,6 +29,7 @@ pub fn header(kind: LoadKind) -> &'static str {
     match kind {
         LoadKind::Concurrency => CSV_HEADER_CLOSED,
         LoadKind::Rate => CSV_HEADER_OPEN,
+        LoadKind::Streams => CSV_HEADER_STREAMS,
     }
 }
 

@@ -11,6 +11,8 @@ pub enum LoadKind {
     Concurrency,
     /// Arrivals per second of the open model.
     Rate,
+    /// HTTP/2 streams per connection of the closed model (h2load's `-m`), `-c` fixed.
+    Streams,
 }
 
 impl LoadKind {
@@ -19,6 +21,7 @@ impl LoadKind {
         match self {
             LoadKind::Concurrency => "concurrency",
             LoadKind::Rate => "rate",
+            LoadKind::Streams => "streams",
         }
     }
 
@@ -27,6 +30,7 @@ impl LoadKind {
         match self {
             LoadKind::Concurrency => "connections",
             LoadKind::Rate => "offered rate (req/s)",
+            LoadKind::Streams => "streams per connection",
         }
     }
 }
