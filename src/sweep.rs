@@ -195,7 +195,10 @@ fn settings(args: &Args, base: &Config, urls: &[String]) -> Vec<(String, String)
         ("duration per step".into(), args.load.duration.clone()),
         ("warm-up per step".into(), args.load.warmup_text().into()),
         ("pipeline".into(), base.pipeline.to_string()),
-        ("protocol".into(), protocol_setting(base)),
+        (
+            "protocol".into(),
+            protocol_setting(base, args.streams_plan.is_some()),
+        ),
         ("keep-alive".into(), base.keep_alive.to_string()),
         ("timeout".into(), args.load.timeout.clone()),
         ("arrival".into(), args.load.arrival.clone()),
@@ -207,13 +210,17 @@ fn settings(args: &Args, base: &Config, urls: &[String]) -> Vec<(String, String)
     s
 }
 
-/// The protocol and, over HTTP/2, the streams per connection (a streams sweep's own steps).
-fn protocol_setting(base: &Config) -> String {
+/// The protocol and, over HTTP/2, the streams per connection (`by_step`: a streams sweep's
+/// own steps).
+fn protocol_setting(base: &Config, by_step: bool) -> String {
     let name = base
         .protocol
         .name(base.targets.first().is_some_and(|t| t.tls));
     match base.protocol {
-        twelve_load::Protocol::H2 { streams } => format!("{name}, {streams} streams"),
+        twelve_load::Protocol::H2 { .. } if by_step => format!("{name}, streams per step"),
+        twelve_load::Protocol::H2 { streams } => {
+            format!("{name}, {streams} streams per connection")
+        }
         twelve_load::Protocol::Http1 => name.to_string(),
     }
 }
@@ -309,6 +316,7 @@ fn write_outputs(
             plots,
             notes,
             doctor: host.as_ref().map(html_host),
+            errors: steps.iter().map(|s| s.summary.errors.clone()).collect(),
             verdicts: steps
                 .iter()
                 .map(|s| s.summary.check.verdict.word())

@@ -234,6 +234,8 @@ fn a_sweep_over_streams_runs_each_step_at_its_stream_count() {
         .arg(&csv)
         .arg("--json")
         .arg(&json_path)
+        .arg("--html")
+        .arg(dir.join("s.html"))
         .output()
         .unwrap();
     let t = text(&ok(out));
@@ -242,6 +244,11 @@ fn a_sweep_over_streams_runs_each_step_at_its_stream_count() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     assert_eq!(doc["kind"], "streams", "{t}");
+    // The page names the protocol, its steps' column the streams, and it has an error table.
+    let html = std::fs::read_to_string(dir.join("s.html")).unwrap();
+    assert!(html.contains("<code>h2c, streams per step</code>"), "{html}");
+    assert!(html.contains("<th>streams</th>"));
+    assert!(html.contains("<h2>Errors</h2>"));
     let steps = doc["steps"].as_array().unwrap();
     let streams: Vec<u64> = steps
         .iter()

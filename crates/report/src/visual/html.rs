@@ -25,6 +25,8 @@ pub struct HtmlPage {
     pub notes: Vec<String>,
     /// The host as `twelve doctor` found it; `None`: not probed (`--no-doctor`).
     pub doctor: Option<Host>,
+    /// Each row's failures by class, for the error table (empty: no table).
+    pub errors: Vec<crate::Errors>,
     /// Each row's self-check verdict (`valid`, `client-bound`, …), shown in the step table;
     /// empty: no column.
     pub verdicts: Vec<&'static str>,
@@ -99,6 +101,15 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
             );
         }
         self.table(&mut h);
+        if !self.errors.is_empty() {
+            let steps: Vec<(f64, &crate::Errors)> = self
+                .rows
+                .iter()
+                .map(|r| r.0.load)
+                .zip(&self.errors)
+                .collect();
+            super::error_table::render(&mut h, self.kind.label(), &steps);
+        }
         h.push_str("<h2>Settings</h2>\n<table>\n");
         for (k, v) in &self.settings {
             let _ = writeln!(

@@ -9,6 +9,7 @@ pub mod compare_verdict;
 pub mod console;
 pub mod csv;
 pub mod doc;
+pub mod error_table;
 pub mod html;
 pub mod plot;
 pub mod step;

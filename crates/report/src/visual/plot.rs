@@ -163,8 +163,6 @@ fn err(e: impl fmt::Debug) -> PlotError {
 
 /// Reads one figure of a row.
 type RowField = fn(&StepRow) -> f64;
-/// Counts one class of failure.
-type ErrorClass = fn(&crate::Errors) -> u64;
 
 /// One named line (an empty label keeps it out of the legend).
 struct Line {
@@ -444,17 +442,7 @@ pub fn percentile_curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 
 /// Failures per step by class; only classes that occurred get a line.
 pub fn errors(kind: LoadKind, steps: &[&Step]) -> Result<String, PlotError> {
-    let classes: [(&str, ErrorClass); 7] = [
-        ("connect", |e| {
-            e.connect_refused + e.connect_timeout + e.connect_other
-        }),
-        ("read", |e| e.read),
-        ("write", |e| e.write),
-        ("timeout", |e| e.timeout),
-        ("parse", |e| e.parse),
-        ("body length", |e| e.body_length),
-        ("bad status", |e| e.bad_status()),
-    ];
+    let classes = &super::error_table::CLASSES;
     let merged: Vec<(f64, &crate::Errors)> =
         steps.iter().map(|s| (s.load, &s.summary.errors)).collect();
     let mut lines: Vec<Line> = classes
@@ -463,7 +451,7 @@ pub fn errors(kind: LoadKind, steps: &[&Step]) -> Result<String, PlotError> {
         .filter(|(_, (_, f))| merged.iter().any(|(_, e)| f(e) > 0))
         .map(|(i, (label, f))| {
             let points = merged.iter().map(|(x, e)| (*x, f(e) as f64)).collect();
-            Line::new(*label, PALETTE[i], false, points)
+            Line::new(*label, PALETTE[i % PALETTE.len()], false, points)
         })
         .collect();
     if lines.is_empty() {

@@ -94,6 +94,7 @@ pub fn page() -> HtmlPage {
                 advice: "Set the governor to `performance` while benchmarking.".into(),
             }],
         }),
+        errors: steps.iter().map(|s| s.summary.errors.clone()).collect(),
         verdicts: steps
             .iter()
             .map(|s| s.summary.check.verdict.word())
