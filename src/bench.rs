@@ -337,13 +337,18 @@ fn write_outputs(
 
 /// The run configuration: the shared load flags, then -R and --hdr-interval.
 fn config(args: &Flags, urls: &[String]) -> anyhow::Result<Config> {
-    let mut c = args.load.config(urls, args.requests.as_deref())?;
-    if let Some(path) = &args.targets {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("--targets {}", path.display()))?;
-        c.targets = twelve_load::parse_targets(&text, |p| std::fs::read(p))?;
-        args.load.connect_to(&mut c)?;
-    }
+    let requests = args.requests.as_deref();
+    let mut c = match &args.targets {
+        // The targets' schemes decide TLS and check --h2/--h2c, as URLs' do.
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--targets {}", path.display()))?;
+            let to = args.load.connect_addr()?;
+            let targets = twelve_load::parse_targets_to(&text, to, |p| std::fs::read(p))?;
+            args.load.config_of(targets, requests)?
+        }
+        None => args.load.config(urls, requests)?,
+    };
     if let Some(rate) = &args.rate {
         match twelve_load::Ramp::parse(rate)? {
             // A ramp: -d is each step's duration (a linear ramp's whole), the run is them all.

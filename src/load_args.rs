@@ -213,10 +213,21 @@ impl LoadArgs {
     /// (the text of -n/--requests) is given. Callers set the model (see [`Self::open`]) and
     /// the CPUs (see [`Self::cpus`]).
     pub fn config(&self, urls: &[String], requests: Option<&str>) -> anyhow::Result<Config> {
+        let to = self.connect_addr()?;
         let targets = urls
             .iter()
-            .map(|u| Target::parse(u))
+            .map(|u| Target::parse_at(u, to))
             .collect::<Result<Vec<_>, _>>()?;
+        self.config_of(targets, requests)
+    }
+
+    /// [`Self::config`] against targets already parsed (a `--targets` file's): the protocol
+    /// and the TLS client follow their schemes.
+    pub fn config_of(
+        &self,
+        targets: Vec<Target>,
+        requests: Option<&str>,
+    ) -> anyhow::Result<Config> {
         let protocol = self.protocol(&targets)?;
         let mut tls = crate::load_tls::client(&self.tls, &targets)?;
         if protocol.is_h2() {
@@ -317,8 +328,18 @@ impl LoadArgs {
 
     /// Points every target at `--connect-to`'s address, when given.
     pub fn connect_to(&self, c: &mut Config) -> anyhow::Result<()> {
+        if let Some(addr) = self.connect_addr()? {
+            for t in &mut c.targets {
+                t.addr = addr;
+            }
+        }
+        Ok(())
+    }
+
+    /// `--connect-to`'s address, resolved, when given.
+    pub fn connect_addr(&self) -> anyhow::Result<Option<std::net::SocketAddr>> {
         let Some(text) = &self.connect_to else {
-            return Ok(());
+            return Ok(None);
         };
         use std::net::ToSocketAddrs;
         let addr = text
@@ -330,10 +351,7 @@ impl LoadArgs {
                     "--connect-to {text}: expected HOST:PORT that resolves, e.g. 127.0.0.1:8080"
                 )
             })?;
-        for t in &mut c.targets {
-            t.addr = addr;
-        }
-        Ok(())
+        Ok(Some(addr))
     }
 
     /// The --warmup text as given, or the default's.

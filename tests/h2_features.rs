@@ -127,10 +127,8 @@ fn templates_a_targets_file_and_connect_to_agree_with_the_server() {
     assert_eq!(doc["config"]["urls"].as_array().unwrap().len(), 2, "{doc}");
     assert_eq!(served_h2(s.addr), 300);
 
-    // The URL names a port nobody listens on; --connect-to sends it to the server.
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead_port = dead.local_addr().unwrap().port();
-    drop(dead);
+    // The URL names a host that does not resolve (RFC 6761's .invalid); --connect-to sends
+    // the requests to the server, with the URL's name as their :authority.
     let doc = bench(&[
         "-c",
         "2",
@@ -140,7 +138,7 @@ fn templates_a_targets_file_and_connect_to_agree_with_the_server() {
         "100",
         "--connect-to",
         &s.addr.to_string(),
-        &format!("http://localhost:{dead_port}/json"),
+        "http://twelve.invalid:81/json",
     ]);
     assert_eq!(doc["errors"]["status"]["200"], 100, "{doc}");
     assert_eq!(served_h2(s.addr), 400);
@@ -246,7 +244,10 @@ fn a_sweep_over_streams_runs_each_step_at_its_stream_count() {
     assert_eq!(doc["kind"], "streams", "{t}");
     // The page names the protocol, its steps' column the streams, and it has an error table.
     let html = std::fs::read_to_string(dir.join("s.html")).unwrap();
-    assert!(html.contains("<code>h2c, streams per step</code>"), "{html}");
+    assert!(
+        html.contains("<code>h2c, streams per step</code>"),
+        "{html}"
+    );
     assert!(html.contains("<th>streams</th>"));
     assert!(html.contains("<h2>Errors</h2>"));
     let steps = doc["steps"].as_array().unwrap();
@@ -305,4 +306,60 @@ fn flame_samples_the_embedded_server_over_http2() {
         drawn.contains("h2::"),
         "no HTTP/2 frame in the profile: {t}"
     );
+}
+
+#[test]
+fn an_https_targets_file_runs_over_h2_with_alpn() {
+    let pki = twelve_tls::testing::Pki::new("h2-features");
+    let mut child = twelve()
+        .args(["serve", "--workers", "1", "--listen", "127.0.0.1:0"])
+        .args(["--tls-listen", "127.0.0.1:0", "--tls-cert"])
+        .arg(&pki.cert)
+        .arg("--tls-key")
+        .arg(&pki.key)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn twelve serve");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut line = |scheme: &str| {
+        let l = lines.next().unwrap().unwrap();
+        twelve_testkit::addr_in(&l, scheme).unwrap_or_else(|| panic!("{l}"))
+    };
+    let plain = line("http");
+    let tls = line("https");
+    let s = Serve { child, addr: plain };
+    // The targets' scheme, not a URL on the command line, makes the run TLS (ALPN h2).
+    let targets = scratch("tls-targets");
+    std::fs::write(
+        &targets,
+        format!(
+            "GET https://localhost:{p}/json\n\nGET https://localhost:{p}/plaintext\nX-Test: 1\n",
+            p = tls.port()
+        ),
+    )
+    .unwrap();
+    let out = twelve()
+        .args([
+            "bench",
+            "--h2",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--streams",
+            "5",
+            "-n",
+            "100",
+        ])
+        .args(["--json", "--cacert", pki.ca_pem.to_str().unwrap()])
+        // `localhost` may resolve to ::1 first; the server listens on 127.0.0.1.
+        .args(["--connect-to", &tls.to_string(), "--targets"])
+        .arg(&targets)
+        .output()
+        .unwrap();
+    let doc = json(&ok(out));
+    assert_eq!(doc["config"]["protocol"], "h2", "{doc}");
+    assert_eq!(doc["errors"]["status"]["200"], 100, "{doc}");
+    assert_eq!(served_h2(s.addr), 100);
 }

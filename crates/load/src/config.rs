@@ -28,6 +28,12 @@ pub struct Target {
 impl Target {
     /// Parses `http[s]://host[:port][/path]` and resolves the host once, now.
     pub fn parse(url: &str) -> Result<Self, ConfigError> {
+        Self::parse_at(url, None)
+    }
+
+    /// [`Target::parse`], connecting to `addr` when given (`--connect-to`): the URL's host is
+    /// then only its name (Host, `:authority`, SNI) and need not resolve.
+    pub fn parse_at(url: &str, addr: Option<SocketAddr>) -> Result<Self, ConfigError> {
         let bad = |why: &str| ConfigError(format!("URL {url:?}: {why}"));
         let (rest, tls) = if let Some(r) = url.strip_prefix("http://") {
             (r, false)
@@ -53,11 +59,14 @@ impl Target {
         } else {
             format!("{authority}:{}", if tls { 443 } else { 80 })
         };
-        let addr = with_port
-            .to_socket_addrs()
-            .map_err(|e| bad(&format!("cannot resolve: {e}")))?
-            .next()
-            .ok_or_else(|| bad("host resolves to no address"))?;
+        let addr = match addr {
+            Some(a) => a,
+            None => with_port
+                .to_socket_addrs()
+                .map_err(|e| bad(&format!("cannot resolve: {e}")))?
+                .next()
+                .ok_or_else(|| bad("host resolves to no address"))?,
+        };
         Ok(Self {
             url: url.to_string(),
             authority: authority.to_string(),

@@ -54,5 +54,5 @@ pub use run::{LoadError, Outcome, Progress, run, run_until};
 pub use schedule::Schedule;
 pub use shard::{JOB_COMPLETION_INDEX, Shard, Start};
 pub use source::parse_sources;
-pub use targets::parse_targets;
+pub use targets::{parse_targets, parse_targets_to};
 pub use template::TemplateError;

@@ -199,7 +199,9 @@ fn encode(config: &Config, t: &Target, body: &[u8]) -> Vec<u8> {
         r.push_str("\r\n");
     }
     let wants_length = !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH");
-    if wants_length && !has("content-length") {
+    // A body the user framed as chunked (HttpArena's post_chunked) keeps its own framing: both
+    // fields would make the request one a server must reject (RFC 9112 §6.3).
+    if wants_length && !has("content-length") && !has("transfer-encoding") {
         r.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     if !config.keep_alive && !has("connection") {
@@ -264,6 +266,20 @@ mod tests {
             set.window(0, 2),
             &b"GET /a HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-Run: 1\r\n\r\n\
 POST /b HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-Run: 1\r\nX-Target: 2\r\nContent-Length: 2\r\n\r\n{}"[..]
+        );
+    }
+
+    #[test]
+    fn a_chunked_body_the_user_framed_gets_no_content_length() {
+        let mut c = config(&["http://127.0.0.1:9/"]);
+        c.method = "POST".into();
+        c.headers = vec!["Transfer-Encoding: chunked".into()];
+        c.body = b"2\r\n20\r\n0\r\n\r\n".to_vec();
+        let set = RequestSet::build(&c);
+        assert_eq!(
+            set.window(0, 1),
+            b"POST / HTTP/1.1\r\nHost: 127.0.0.1:9\r\nTransfer-Encoding: chunked\r\n\r\n\
+2\r\n20\r\n0\r\n\r\n"
         );
     }
 

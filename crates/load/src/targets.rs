@@ -15,6 +15,16 @@ use crate::config::{ConfigError, Target};
 /// Parses a targets file's text; `read_body` reads an `@path` body.
 pub fn parse_targets(
     text: &str,
+    read_body: impl FnMut(&str) -> std::io::Result<Vec<u8>>,
+) -> Result<Vec<Target>, ConfigError> {
+    parse_targets_to(text, None, read_body)
+}
+
+/// [`parse_targets`], every target connecting to `connect_to` when given (`--connect-to`), so
+/// their hosts need not resolve.
+pub fn parse_targets_to(
+    text: &str,
+    connect_to: Option<std::net::SocketAddr>,
     mut read_body: impl FnMut(&str) -> std::io::Result<Vec<u8>>,
 ) -> Result<Vec<Target>, ConfigError> {
     let mut out: Vec<Target> = Vec::new();
@@ -37,7 +47,8 @@ pub fn parse_targets(
                 if !method.bytes().all(|b| b.is_ascii_alphabetic()) {
                     return Err(bad(format!("{method:?} is not a method")));
                 }
-                let mut t = Target::parse(url.trim()).map_err(|e| bad(e.to_string()))?;
+                let mut t =
+                    Target::parse_at(url.trim(), connect_to).map_err(|e| bad(e.to_string()))?;
                 t.method = Some(method.to_ascii_uppercase());
                 current = Some(t);
             }
