@@ -16,8 +16,10 @@
 //! variable: `postgres://bench:bench@localhost:5432/benchmark`) the database profiles are on:
 //! `/async-db`, `/fortunes` and crud's `/crud/items` (`twelve_pg::apps`), over
 //! `DATABASE_CONNS` connections per worker (default 2); a database that cannot be reached at
-//! start is an error. Runs until SIGTERM or SIGINT, then drains. `contrib/httparena/` builds it
-//! into the image HttpArena runs.
+//! start is an error. `TLS_LISTEN=ADDR[,ADDR]` with `TLS_CERT` and `TLS_KEY` (PEM) adds TLS
+//! listeners (ALPN h2 and http/1.1: the json-tls, baseline-h2 and static-h2 profiles); ADDR
+//! also takes h2c with prior knowledge. Runs until SIGTERM or SIGINT, then drains.
+//! `contrib/httparena/` builds it into the image HttpArena runs.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -80,10 +82,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         None => None,
     };
+    let mut listen = vec![listen];
+    let (tls, tls_listen) = tls_listeners(&mut listen)?;
     let config = Config {
         io,
         coalesce,
-        listen: vec![listen],
+        listen,
+        tls,
+        tls_listen,
         cpus,
         compression,
         limits: Limits {
@@ -114,9 +120,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handle = Server::new(config, router)
         .start()
         .map_err(|e| format!("{e} ({addr})"))?;
-    for addr in handle.local_addrs() {
+    for (i, addr) in handle.local_addrs().iter().enumerate() {
+        let scheme = if i > 0 { "https" } else { "http" };
         println!(
-            "httparena: listening on http://{addr} ({} workers on CPUs {}, io {}; {items} json items, static files {})",
+            "httparena: listening on {scheme}://{addr} ({} workers on CPUs {}, io {}; {items} json items, static files {})",
             handle.cpus().len(),
             twelve_sys::CpuList::from_cpus(handle.cpus().iter().copied()),
             handle.backends().first().copied().unwrap_or_default(),
@@ -173,4 +180,27 @@ fn input(var: &str, default: &str) -> Option<PathBuf> {
         Some(path) => Some(PathBuf::from(path)),
         None => Some(PathBuf::from(default)).filter(|p| p.exists()),
     }
+}
+
+/// The TLS listeners `TLS_LISTEN` names (after the plain one in `listen`), with `TLS_CERT` and
+/// `TLS_KEY`'s certificate, and which listeners speak TLS (the engine's `Config::tls_listen`).
+fn tls_listeners(
+    listen: &mut Vec<std::net::SocketAddr>,
+) -> Result<(Option<std::sync::Arc<twelve_tls::ServerTls>>, Vec<bool>), String> {
+    let Ok(addrs) = std::env::var("TLS_LISTEN") else {
+        return Ok((None, Vec::new()));
+    };
+    let var = |k: &str| std::env::var(k).map_err(|_| format!("TLS_LISTEN needs {k} (a PEM file)"));
+    let (cert, key) = (var("TLS_CERT")?, var("TLS_KEY")?);
+    let tls = twelve_tls::ServerTls::load(cert.as_ref(), key.as_ref())
+        .map_err(|e| format!("TLS_CERT {cert}, TLS_KEY {key}: {e}"))?;
+    let mut which = vec![false; listen.len()];
+    for a in addrs.split(',') {
+        listen.push(
+            a.parse()
+                .map_err(|e| format!("TLS_LISTEN {a}: {e} (expected e.g. 0.0.0.0:8443)"))?,
+        );
+        which.push(true);
+    }
+    Ok((Some(std::sync::Arc::new(tls)), which))
 }
