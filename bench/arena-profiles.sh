@@ -110,6 +110,18 @@ for _ in $(seq 100); do
 done
 curl -sf -o /dev/null "http://127.0.0.1:$PORT/pipeline" || die "the example did not start: $(cat "$OUT/raw/server.log")"
 
+{
+  echo "# HttpArena's HTTP/1.1 and HTTP/2 profiles with twelve bench alone"
+  echo
+  echo "- date: $(date -u +%FT%TZ)"
+  echo "- twelve: $("$BIN" --version | head -1)"
+  echo "- commit: $(cd "$ROOT" && git rev-parse --short=12 HEAD)"
+  echo "- kernel: $(uname -r); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
+  echo "- server: crates/engine/examples/httparena.rs, one worker on CPU 0 (plain and TLS listeners)"
+  echo "- client: twelve bench -t 1 on CPU 1, ${DURATION} measured after ${WARMUP} of warm-up per run"
+  echo "- command: \`bench/arena-profiles.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CONNS=${CONNS:-(HttpArena smallest)} PROFILES=\"$PROFILES\")"
+} > "$OUT/README.md"
+
 # Each profile's connections (HttpArena's smallest) and flags; targets or URL last.
 conns() {
   [ -n "$CONNS" ] && { echo "$CONNS"; return; }
