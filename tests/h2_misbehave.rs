@@ -1,8 +1,9 @@
 //! `twelve bench --h2c` against a server that misbehaves on purpose (Python's `h2`,
-//! tests/h2/misbehave.py): RST_STREAM on some streams, GOAWAY mid-run, SETTINGS that lower the
-//! stream limit mid-run, a window that opens slowly or never. Counts agree exactly with the server's,
-//! each failure lands in its own class, and nothing hangs (every run is bounded by `-n` and
-//! the request timeout).
+//! tests/h2/misbehave.py): RST_STREAM on some streams (INTERNAL_ERROR, or REFUSED_STREAM), GOAWAY
+//! mid-run, SETTINGS that lower the stream limit mid-run, a window that opens slowly or never.
+//! Counts agree exactly with the server's, each failure lands in its own class, requests the
+//! server did not process are sent again (the open model's on a new connection, latency still
+//! from the schedule), and nothing hangs (every run is bounded by `-n` and the request timeout).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -205,4 +206,20 @@ fn a_window_that_never_opens_is_a_flow_control_stall_not_a_timeout() {
     assert_eq!(doc["errors"]["h2"]["stall"], 2, "{doc}");
     assert_eq!(doc["errors"]["timeout"], 0, "{doc}");
     assert_eq!(doc["errors"]["total"], 2, "{doc}");
+}
+
+#[test]
+fn refused_streams_are_sent_again_in_both_load_models() {
+    for model in [&["-n", "90"][..], &["-R", "1000", "-n", "90"][..]] {
+        let Some(s) = server("refuse") else { return };
+        let args = [&["-c", "2", "--streams", "3"][..], model].concat();
+        let doc = bench(&s, &args);
+        let (answered, refused) = s.counts();
+        // Every request answered once; each REFUSED_STREAM was counted and sent again.
+        assert_eq!(answered, 90, "{model:?}: {doc}");
+        assert_eq!(doc["requests"], 90, "{model:?}: {doc}");
+        assert_eq!(doc["errors"]["h2"]["refused"], refused, "{model:?}: {doc}");
+        assert_eq!(doc["errors"]["h2"]["reset"], 0, "{model:?}: {doc}");
+        assert_eq!(doc["errors"]["timeout"], 0, "{model:?}: {doc}");
+    }
 }

@@ -2,6 +2,7 @@
 
 Usage: misbehave.py MODE COUNTS_FILE
   rst     resets every third request with INTERNAL_ERROR (RST_STREAM), answers the others
+  refuse  refuses every third request with REFUSED_STREAM (RST_STREAM), answers the others
   goaway  answers four requests per connection, then sends GOAWAY naming the last one it
           answered (requests above it are not processed) and closes once the client does
   limit   lowers SETTINGS_MAX_CONCURRENT_STREAMS to 2 after the first request
@@ -79,9 +80,9 @@ def handle(sock):
             served += 1
             if MODE in ("window", "stall"):
                 continue
-            if MODE == "rst" and served % 3 == 0:
+            if MODE in ("rst", "refuse") and served % 3 == 0:
                 count("reset")
-                conn.reset_stream(sid, error_code=2)
+                conn.reset_stream(sid, error_code=2 if MODE == "rst" else 7)
                 continue
             answer(conn, sid)
             if MODE == "limit" and served == 1:

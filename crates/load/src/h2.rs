@@ -522,6 +522,23 @@ mod tests {
     }
 
     #[test]
+    fn refused_slots_go_out_oldest_first_up_to_the_room() {
+        let setup = ConnSetup {
+            pipeline: 1,
+            per_conn: None,
+            urls: 1,
+            head: false,
+        };
+        let mut conn = Conn::new_h2(setup, 8);
+        let mut retry = vec![10, 20, 30];
+        assert_eq!(resend(&mut retry, 2, &mut conn, 99), 2);
+        assert_eq!(retry, [30]);
+        assert_eq!(conn.oldest_sent_ns(), Some(99));
+        assert_eq!(resend(&mut retry, 0, &mut conn, 99), 0);
+        assert_eq!(resend(&mut Vec::new(), 4, &mut conn, 99), 0);
+    }
+
+    #[test]
     fn an_http1_request_reads_back_as_fields() {
         let mut r = H2Request::default();
         r.read_h1(
