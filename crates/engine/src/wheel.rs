@@ -7,6 +7,11 @@
 //! So a keep-alive request, which pushes the deadline forward, costs one store instead of a
 //! wheel operation (the lazy scheme of Varghese & Lauck's scheme 6 as used by Linux's
 //! `timer_list` before hrtimers, and by libuv-style servers).
+//!
+//! The wheel does not tick: it knows the first tick that has an entry due ([`Wheel::timeout_ms`]),
+//! and an expiry before it costs a comparison. A worker holding a thousand idle keep-alive
+//! connections so sleeps until the first of them may time out (at most one lap ahead), instead
+//! of waking every tick to visit slots whose entries all belong to later laps.
 
 /// One scheduled check: the connection `token` had a deadline at `at_ms`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,8 +25,13 @@ pub(crate) struct Entry {
 pub(crate) struct Wheel {
     slots: Vec<Vec<Entry>>,
     tick_ms: u64,
-    /// The next tick to process; every tick before it has been processed.
+    /// The next tick to process; every tick before it has been processed. INVARIANT: no
+    /// entry comes due before it (an insert in the past is scheduled at it).
     next_tick: u64,
+    /// The first tick with an entry due by its time (at most one lap ahead of `next_tick`:
+    /// a wheel whose entries all belong to later laps looks again a lap on); `None` when empty.
+    /// Inserts lower it; an expiry that reaches it finds the next one.
+    first_tick: Option<u64>,
     len: usize,
 }
 
@@ -34,6 +44,7 @@ impl Wheel {
             slots: (0..SLOTS).map(|_| Vec::new()).collect(),
             tick_ms,
             next_tick: now_ms / tick_ms,
+            first_tick: None,
             len: 0,
         }
     }
@@ -49,14 +60,32 @@ impl Wheel {
         let tick = at_ms.div_ceil(self.tick_ms).max(self.next_tick);
         self.slots[(tick % SLOTS as u64) as usize].push(Entry { token, at_ms });
         self.len += 1;
+        self.first_tick = Some(self.first_tick.map_or(tick, |t| t.min(tick)));
     }
 
-    /// Milliseconds until the next tick that has work, for `epoll_wait`; `None` when empty.
+    /// Milliseconds until the first tick that has an entry due, for `epoll_wait`; `None` when
+    /// empty.
     pub(crate) fn timeout_ms(&self, now_ms: u64) -> Option<u64> {
+        self.first_tick
+            .map(|t| (t * self.tick_ms).saturating_sub(now_ms))
+    }
+
+    /// The first tick from `next_tick` on, within one lap, whose slot holds an entry due by
+    /// then; the lap's last tick when every entry belongs to a later lap; `None` when empty.
+    fn scan_first(&self) -> Option<u64> {
         if self.len == 0 {
             return None;
         }
-        Some((self.next_tick * self.tick_ms).saturating_sub(now_ms))
+        let lap = self.next_tick..self.next_tick + SLOTS as u64;
+        let last = lap.end - 1;
+        lap.into_iter()
+            .find(|&tick| {
+                let end_ms = tick * self.tick_ms;
+                self.slots[(tick % SLOTS as u64) as usize]
+                    .iter()
+                    .any(|e| e.at_ms <= end_ms)
+            })
+            .or(Some(last))
     }
 
     /// The deadline of the first entry in tick order (possibly stale): the earliest within one
@@ -84,6 +113,11 @@ impl Wheel {
     /// Moves every entry due by `now_ms` into `due` (entries of later laps stay).
     pub(crate) fn expire(&mut self, now_ms: u64, due: &mut Vec<Entry>) {
         let now_tick = now_ms / self.tick_ms;
+        if self.first_tick.is_none_or(|t| t > now_tick) {
+            // Nothing due in the ticks up to now: they are processed without a visit.
+            self.next_tick = self.next_tick.max(now_tick + 1);
+            return;
+        }
         // At most one lap: after SLOTS ticks every slot has been seen.
         let last = now_tick.min(self.next_tick + SLOTS as u64 - 1);
         while self.next_tick <= last {
@@ -103,6 +137,7 @@ impl Wheel {
         if self.next_tick <= now_tick {
             self.next_tick = now_tick + 1;
         }
+        self.first_tick = self.scan_first();
     }
 }
 
@@ -149,13 +184,54 @@ mod tests {
     }
 
     #[test]
-    fn timeout_points_at_the_next_tick() {
+    fn timeout_points_at_the_first_tick_with_an_entry_due() {
         let mut w = Wheel::new(1_000, 50);
         assert_eq!(w.timeout_ms(1_000), None);
         w.insert(1, 5_000);
-        assert_eq!(w.timeout_ms(1_010), Some(0));
+        assert_eq!(w.timeout_ms(1_010), Some(3_990));
         expire(&mut w, 1_010);
+        assert_eq!(
+            w.timeout_ms(1_010),
+            Some(3_990),
+            "an early expiry changes nothing"
+        );
+        w.insert(2, 1_020);
+        assert_eq!(w.timeout_ms(1_010), Some(40), "rounded up to its tick");
+        assert_eq!(expire(&mut w, 1_050), vec![2]);
+        assert_eq!(w.timeout_ms(1_050), Some(3_950));
+    }
+
+    #[test]
+    fn an_idle_wheel_wakes_once_a_lap_not_every_tick() {
+        // A keep-alive deadline beyond one lap: once an earlier entry has fired, the worker
+        // sleeps to the lap's last tick, then to the entry's own; never once per tick.
+        let mut w = Wheel::new(0, 50);
+        let far = 50 * (SLOTS as u64 + 200);
+        w.insert(1, far);
+        w.insert(2, 500);
+        let mut now = 0;
+        let mut wakes = Vec::new();
+        while let Some(t) = w.timeout_ms(now) {
+            now += t;
+            wakes.push((now, expire(&mut w, now)));
+        }
+        let lap_end = 50 * (500 / 50 + SLOTS as u64);
+        assert_eq!(
+            wakes,
+            vec![(500, vec![2]), (lap_end, vec![]), (far, vec![1])]
+        );
+    }
+
+    #[test]
+    fn a_past_insert_after_a_skipped_expiry_fires_at_the_next_tick() {
+        let mut w = Wheel::new(0, 50);
+        w.insert(1, 10_000);
+        expire(&mut w, 1_010);
+        w.insert(2, 500);
         assert_eq!(w.timeout_ms(1_010), Some(40));
+        assert_eq!(expire(&mut w, 1_049), Vec::<u64>::new());
+        assert_eq!(expire(&mut w, 1_050), vec![2]);
+        assert_eq!(w.timeout_ms(1_050), Some(8_950));
     }
 
     #[test]
