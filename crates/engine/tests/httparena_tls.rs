@@ -1,0 +1,150 @@
+//! HttpArena's json-tls profile end to end over loopback: `apps::httparena::full_router` on a
+//! TLS listener as the example's `TLS_LISTEN` opens it (ALPN `h2` and `http/1.1`), with the
+//! checks of HttpArena's scripts/validate.sh for the profile (HttpArena 28606ba): HTTP/1.1
+//! negotiated by a client that offers it, three (count, m) pairs, `Content-Type`.
+
+mod common;
+
+use common::{BOUND, TestServer, test_config};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::sync::Arc;
+use twelve_engine::apps::httparena::{self, Dataset};
+use twelve_tls::testing::Pki;
+use twelve_tls::{ALPN_HTTP11, ClientOptions, ClientTls, Failure, ServerTls, Session};
+
+/// The json routes behind TLS, as the example serves them on its json-tls listener.
+fn server(pki: &Pki) -> TestServer {
+    let tls = ServerTls::load(&pki.cert, &pki.key).unwrap();
+    let mut config = test_config();
+    config.root = None;
+    config.tls = Some(Arc::new(tls));
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arena/dataset.json");
+    let dataset = Dataset::load(&data).expect("dataset loads");
+    TestServer::start_router(config, httparena::full_router(Some(dataset), None))
+}
+
+fn client(pki: &Pki) -> ClientTls {
+    ClientTls::new(&ClientOptions {
+        cacert: Some(pki.ca_pem.clone()),
+        ..ClientOptions::default()
+    })
+    .unwrap()
+}
+
+/// A blocking TLS connection: `handshake`, then requests one at a time.
+struct Conn {
+    sock: TcpStream,
+    tls: Session,
+}
+
+impl Conn {
+    fn open(s: &TestServer, client: &ClientTls) -> Conn {
+        let sock = TcpStream::connect(s.addr).unwrap();
+        sock.set_read_timeout(Some(BOUND)).unwrap();
+        let tls = client.session(&ClientTls::server_name("localhost").unwrap());
+        Conn { sock, tls }
+    }
+
+    fn flush(&mut self) {
+        let out = self.tls.outgoing().to_vec();
+        self.tls.sent(out.len());
+        // A refused handshake may have closed the socket already: the session says why.
+        let _ = self.sock.write_all(&out);
+    }
+
+    fn handshake(&mut self) -> Result<(), Failure> {
+        while self.tls.is_handshaking() {
+            self.flush();
+            let mut buf = vec![0; 16 * 1024];
+            let n = self.sock.read(&mut buf).unwrap_or(0);
+            if n == 0 {
+                return Err(self.tls.failure().unwrap_or(Failure::Truncated));
+            }
+            self.tls.feed(&buf[..n])?;
+        }
+        self.flush();
+        Ok(())
+    }
+
+    /// `GET path`; the response's head (lower-cased) and body.
+    fn get(&mut self, path: &str) -> (String, Vec<u8>) {
+        let req = format!("GET {path} HTTP/1.1\r\nHost: localhost:8081\r\n\r\n");
+        self.tls.write_plain(req.as_bytes());
+        let mut plain = Vec::new();
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            self.flush();
+            self.tls.read_plain(&mut plain, usize::MAX).unwrap();
+            if let Some((head, body_at, len)) = framed(&plain)
+                && plain.len() >= body_at + len
+            {
+                return (head, plain[body_at..body_at + len].to_vec());
+            }
+            let n = self.sock.read(&mut buf).unwrap();
+            assert!(n > 0, "the server closed mid-response: {plain:?}");
+            self.tls.feed(&buf[..n]).unwrap();
+        }
+    }
+}
+
+/// A response's head (lower-cased), where its body starts, and its `Content-Length`.
+fn framed(b: &[u8]) -> Option<(String, usize, usize)> {
+    let end = b.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&b[..end]).to_ascii_lowercase();
+    let len = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    Some((head, end + 4, len))
+}
+
+/// validate.sh's "ALPN negotiates HTTP/1.1": a client offering `http/1.1` (curl --http1.1)
+/// gets it and is answered in HTTP/1.1.
+#[test]
+fn json_tls_negotiates_http11() {
+    let pki = Pki::new("arena-json-tls-alpn");
+    let s = server(&pki);
+    let mut c = Conn::open(&s, &client(&pki));
+    c.handshake().expect("the handshake completes");
+    assert_eq!(c.tls.alpn(), Some(ALPN_HTTP11));
+    let (head, _) = c.get("/json/1?m=1");
+    assert!(head.starts_with("http/1.1 200 "), "{head}");
+    drop(c);
+    s.wait_for("every connection closed", |m| m.open_conns == 0);
+    assert_eq!(s.open_conn_fds(), 0);
+}
+
+/// validate.sh's body and `Content-Type` checks, its three (count, m) pairs, then the load
+/// generator's seven, on one keep-alive connection.
+#[test]
+fn json_tls_validate_counts_multipliers_and_content_type() {
+    let pki = Pki::new("arena-json-tls-body");
+    let s = server(&pki);
+    let mut c = Conn::open(&s, &client(&pki));
+    c.handshake().expect("the handshake completes");
+    let pairs = [(7, 2), (23, 11), (50, 1)];
+    let rotation = [(1, 3), (5, 7), (10, 2), (15, 5), (25, 4), (40, 8), (50, 6)];
+    for (count, m) in pairs.into_iter().chain(rotation) {
+        let (head, body) = c.get(&format!("/json/{count}?m={m}"));
+        assert!(head.starts_with("http/1.1 200 "), "{head}");
+        assert!(
+            head.contains("\r\ncontent-type: application/json"),
+            "{head}"
+        );
+        assert!(!head.contains("content-encoding"), "{head}");
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(v["count"].as_i64(), Some(count));
+        let items = v["items"].as_array().expect("items");
+        assert_eq!(items.len() as i64, count);
+        for item in items {
+            let want = item["price"].as_i64().unwrap() * item["quantity"].as_i64().unwrap() * m;
+            assert_eq!(item["total"].as_i64(), Some(want), "{item}");
+        }
+    }
+    drop(c);
+    s.wait_for("every connection closed", |m| m.open_conns == 0);
+    assert_eq!(s.open_conn_fds(), 0);
+}
