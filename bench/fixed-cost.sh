@@ -14,12 +14,23 @@
 #   libreactor     TechEmpower's libreactor (LIBREACTOR_BIN), GET /json           } when built
 #   rust-epoll, libreactorng  HttpArena's engines (ARENA_BIN), GET /baseline11    } (bench/peers/README.md)
 #
+#   serve-nap      twelve serve --coalesce NAP (opt-in: fewer wake-ups per request for up to NAP more latency)
+#
+# Scheduling (SCHED=fifo, the default): every server and the client run under SCHED_FIFO priority 1 (chrt), so a
+# host busy with other work (compiles) does not decide when they run. Under the default policy a woken server or
+# client waits behind a running CPU-bound task for up to a tick (EEVDF runs the current task to parity): the
+# server then finds several requests per wake-up, which lowers its CPU per request, and the open-model client,
+# woken late, fell to 60-70% of 50k req/s however idle its worker (busy 0.25) on a host at load 8, where under
+# SCHED_FIFO it held 50k with p50 0.11 ms. On a quiet host both policies measure the same thing; SCHED=other
+# turns it off. RT throttling (kernel.sched_rt_runtime_us) still bounds them. The client is one worker on CPU 1
+# (CLIENT_THREADS): two workers there delivered less (34k against 44k req/s at 50k, same run).
+#
 # Each run: the server's CPU time from the schedstat of every thread of every process holding the listener (ns), the
 # server's syscalls, epoll_wait/io_uring_enter calls and context switches from `perf stat` on its tracepoints over
 # the measured window, the requests twelve bench counted, and whether the rate held (achieved / offered).
 #
 # Usage: bench/fixed-cost.sh [OUTDIR]    (default bench/runs/<date>-fixed-cost)
-# Env:   RATES="10000 50000" CONNS=1024 ROUNDS=3 DURATION=10s WARMUP=2s
+# Env:   RATES="10000 50000" CONNS=1024 ROUNDS=3 DURATION=10s WARMUP=2s SCHED=fifo CLIENT_THREADS=1 NAP=200us
 #        SERVERS="serve serve-uring arena arena-uring serve-plain arena-plain" (peers added when their binaries exist)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor  ARENA_BIN=/tmp/peers/httparena
 # Writes OUTDIR/README.md, raw/ (each bench report, perf stat output, logs), fixed.tsv and summary.md. Needs root
@@ -30,6 +41,12 @@ OUT=${1:-$ROOT/bench/runs/$(date +%F)-fixed-cost}
 RATES=${RATES:-10000 50000}; CONNS=${CONNS:-1024}; ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-2s}
 SERVERS=${SERVERS:-serve serve-uring arena arena-uring serve-plain arena-plain}
+SCHED=${SCHED:-fifo}; CLIENT_THREADS=${CLIENT_THREADS:-1}; NAP=${NAP:-200us}
+case $SCHED in
+  fifo) RUN=(chrt -f 1) ;;
+  other) RUN=() ;;
+  *) echo "fixed-cost.sh: SCHED=$SCHED: expected fifo or other" >&2; exit 2 ;;
+esac
 LIBREACTOR_BIN=${LIBREACTOR_BIN:-/tmp/peers/libreactor-8086/libreactor}
 ARENA_BIN=${ARENA_BIN:-/tmp/peers/httparena}
 mkdir -p "$OUT/raw"
@@ -56,7 +73,7 @@ ulimit -n "$(ulimit -Hn)"
 declare -A AT=(
   [serve]="8111 /json" [serve-uring]="8112 /json" [arena]="8113 /baseline11?a=13&b=42"
   [arena-uring]="8114 /baseline11?a=13&b=42" [serve-plain]="8111 /plaintext" [arena-plain]="8113 /pipeline"
-  [libreactor]="8086 /json" [rust-epoll]="8091 /baseline11?a=13&b=42" [libreactorng]="8093 /baseline11?a=13&b=42"
+  [serve-nap]="8115 /json" [libreactor]="8086 /json" [rust-epoll]="8091 /baseline11?a=13&b=42" [libreactorng]="8093 /baseline11?a=13&b=42"
 )
 started=()
 start() { # name: starts the process behind it once
@@ -65,13 +82,18 @@ start() { # name: starts the process behind it once
   [[ " ${started[*]-} " == *" $proc "* ]] && return 0
   local port=${AT[$proc]%% *}
   case $proc in
-    serve) taskset -c 0 "$TWELVE" serve --listen "127.0.0.1:$port" --cpus 0 > "$OUT/raw/$proc.log" 2>&1 & ;;
-    serve-uring) taskset -c 0 "$TWELVE" serve --listen "127.0.0.1:$port" --cpus 0 --io uring \
+    serve) "${RUN[@]}" taskset -c 0 "$TWELVE" serve --listen "127.0.0.1:$port" --cpus 0 \
       > "$OUT/raw/$proc.log" 2>&1 & ;;
-    arena) taskset -c 0 "$EXAMPLE" "127.0.0.1:$port" > "$OUT/raw/$proc.log" 2>&1 & ;;
-    arena-uring) TWELVE_IO=uring taskset -c 0 "$EXAMPLE" "127.0.0.1:$port" > "$OUT/raw/$proc.log" 2>&1 & ;;
-    libreactor) taskset -c 0 "$LIBREACTOR_BIN" > "$OUT/raw/$proc.log" 2>&1 & ;;
-    rust-epoll|libreactorng) PORT=$port taskset -c 0 "$ARENA_BIN/$proc" > "$OUT/raw/$proc.log" 2>&1 & ;;
+    serve-uring) "${RUN[@]}" taskset -c 0 "$TWELVE" serve --listen "127.0.0.1:$port" --cpus 0 --io uring \
+      > "$OUT/raw/$proc.log" 2>&1 & ;;
+    serve-nap) "${RUN[@]}" taskset -c 0 "$TWELVE" serve --listen "127.0.0.1:$port" --cpus 0 --coalesce "$NAP" \
+      > "$OUT/raw/$proc.log" 2>&1 & ;;
+    arena) "${RUN[@]}" taskset -c 0 "$EXAMPLE" "127.0.0.1:$port" > "$OUT/raw/$proc.log" 2>&1 & ;;
+    arena-uring) TWELVE_IO=uring "${RUN[@]}" taskset -c 0 "$EXAMPLE" "127.0.0.1:$port" \
+      > "$OUT/raw/$proc.log" 2>&1 & ;;
+    libreactor) "${RUN[@]}" taskset -c 0 "$LIBREACTOR_BIN" > "$OUT/raw/$proc.log" 2>&1 & ;;
+    rust-epoll|libreactorng) PORT=$port "${RUN[@]}" taskset -c 0 "$ARENA_BIN/$proc" \
+      > "$OUT/raw/$proc.log" 2>&1 & ;;
   esac
   PIDS+=($!)
   started+=("$proc")
@@ -100,7 +122,8 @@ for rate in $RATES; do
       f=$OUT/raw/$rate-$name-$r
       pids=$(pids_on_port "$port" | paste -sd,)
       # perf counts the measured window only: it starts after the warm-up and stops with the load.
-      timeout $((DUR_S + 60)) taskset -c 1 "$TWELVE" bench --cpus 1 -R "$rate" -c "$CONNS" -d "$DURATION" \
+      timeout $((DUR_S + 60)) "${RUN[@]}" taskset -c 1 "$TWELVE" bench --cpus 1 -t "$CLIENT_THREADS" -R "$rate" \
+        -c "$CONNS" -d "$DURATION" \
         --warmup "$WARMUP" --json "http://127.0.0.1:$port$path" > "$f.json" 2> "$f.log" &
       bench=$!
       sleep "${WARMUP%s}"
@@ -146,8 +169,10 @@ stop_all
   echo "- tree: $TREE (at the start)"
   echo "- kernel: $(uname -r)"
   echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
-  echo "- pinning: every server on CPU 0, one worker, uncapped; twelve bench on CPU 1 (open model, uniform)"
-  echo "- command: \`RATES=\"$RATES\" CONNS=$CONNS ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP" \
+  echo "- pinning: every server on CPU 0, one worker, uncapped; twelve bench on CPU 1 (open model, uniform,"
+  echo "  $CLIENT_THREADS worker); scheduling: $SCHED (fifo: server and client under SCHED_FIFO priority 1)"
+  echo "- command: \`RATES=\"$RATES\" CONNS=$CONNS ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP SCHED=$SCHED" \
+    "CLIENT_THREADS=$CLIENT_THREADS NAP=$NAP" \
     "SERVERS=\"$SERVERS\" bench/fixed-cost.sh\`"
   echo "- server CPU: schedstat of every thread of the listener's processes over the measured window;"
   echo "  syscalls, waits (epoll_wait + io_uring_enter) and context switches: perf stat on tracepoints, per"
