@@ -9,6 +9,11 @@
 #   json       GET /json/{count}?m= over the seven (count, m) pairs, no Accept-Encoding
 #   json-comp  the same over three pairs with Accept-Encoding: gzip, br (bytes per response recorded too: HttpArena
 #              scores this profile by rps x (smallest bytes per response / own)^2)
+#   json-tls   the json rotation over HTTP/1.1 + TLS (wrk's OpenSSL, no ALPN offered, as in HttpArena): twelve's
+#              json-tls listener (ALPN http/1.1 only) against actix's TLS listener (0.0.0.0:8443, the one HttpArena's
+#              actix entry opens for its h2 profiles; a client that offers no ALPN gets HTTP/1.1 there). No Rust entry
+#              of HttpArena subscribes to json-tls (its leader is ngx-php); actix leads the plain json profile.
+#              Certificates: TLS_CERT/TLS_KEY, else a P-256 self-signed pair made with openssl for the run.
 #   upload     POST /upload of 500 KB, 2 MB, 10 MB and 20 MB bodies, rotating every 5 requests
 #   static     the static profile's 20 files with Accept-Encoding: br;q=1, gzip;q=0.8
 #
@@ -18,23 +23,25 @@
 # static/, MIT): `git archive` it from a clone of HttpArena into ARENA_DATA.
 #
 # Usage: bench/arena-cpu.sh [OUTDIR]        (default bench/runs/<date>-arena-cpu)
-# Env:   TESTS="json json-comp upload static"  ROUNDS=3  DURATION=10s  WARMUP=2s  CAP=50 (percent of a core)
-#        CONNS_JSON=512 CONNS_COMP=512 CONNS_UPLOAD=32 CONNS_STATIC=1024
+# Env:   TESTS="json json-comp json-tls upload static"  ROUNDS=3  DURATION=10s  WARMUP=2s  CAP=50 (percent of a core)
+#        CONNS_JSON=512 CONNS_COMP=512 CONNS_TLS=512 CONNS_UPLOAD=32 CONNS_STATIC=1024
 #        ARENA_DATA=/tmp/arena-data/data  ACTIX_ARENA_BIN=/tmp/peers/actix/target/release/httparena-actix
-#        TWELVE_PORT=8101 ACTIX_PORT=8102 NGINX_PORT=8103
+#        TWELVE_PORT=8101 ACTIX_PORT=8102 NGINX_PORT=8103 TWELVE_TLS_PORT=8104 (actix's TLS port is its own: 8443)
+#        TLS_CERT TLS_KEY
 # Writes OUTDIR/README.md (machine, versions, command), raw/ (wrk output, server logs, the checks), cpu.tsv (one row
 # per measured run) and summary.md (the table). Needs root (cgroup CPU cap), Debian's wrk and nginx, curl, cargo.
 # Every process it starts is stopped by PID on exit; every load run is bounded by wrk's duration and `timeout`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-arena-cpu}
-TESTS=${TESTS:-json json-comp upload static}
+TESTS=${TESTS:-json json-comp json-tls upload static}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-2s}; CAP=${CAP:-50}
 CONNS_JSON=${CONNS_JSON:-512}; CONNS_COMP=${CONNS_COMP:-512}; CONNS_UPLOAD=${CONNS_UPLOAD:-32}
-CONNS_STATIC=${CONNS_STATIC:-1024}
+CONNS_STATIC=${CONNS_STATIC:-1024}; CONNS_TLS=${CONNS_TLS:-512}
 DATA=${ARENA_DATA:-/tmp/arena-data/data}
 ACTIX=${ACTIX_ARENA_BIN:-/tmp/peers/actix/target/release/httparena-actix}
 TWELVE_PORT=${TWELVE_PORT:-8101}; ACTIX_PORT=${ACTIX_PORT:-8102}; NGINX_PORT=${NGINX_PORT:-8103}
+TWELVE_TLS_PORT=${TWELVE_TLS_PORT:-8104}; ACTIX_TLS_PORT=8443
 LUA=$ROOT/bench/peers/arena/cpu.lua
 die() { echo "arena-cpu.sh: $*" >&2; exit 1; }
 [ -f "$DATA/dataset.json" ] && [ -d "$DATA/static" ] || die "no HttpArena data at $DATA (ARENA_DATA)"
@@ -42,6 +49,12 @@ die() { echo "arena-cpu.sh: $*" >&2; exit 1; }
 [ -f /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ] \
   || die "nginx's brotli_static module is missing: apt-get install libnginx-mod-http-brotli-static"
 mkdir -p "$OUT/raw"
+if [ -z "${TLS_CERT:-}" ]; then
+  TLS_CERT=$OUT/raw/tls/server.crt; TLS_KEY=$OUT/raw/tls/server.key
+  mkdir -p "$OUT/raw/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$TLS_KEY" -out "$TLS_CERT" 2> /dev/null
+fi
 TREE=$(cd "$ROOT" && git describe --always --dirty --abbrev=12)
 
 (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin -p twelve-engine \
@@ -60,15 +73,17 @@ trap stop_all EXIT
 ulimit -n "$(ulimit -Hn)"
 
 wait_for() { # URL
-  for _ in $(seq 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
+  for _ in $(seq 100); do curl -skf --no-alpn -o /dev/null "$1" && return 0; sleep 0.1; done
   die "nothing answers $1"
 }
 
 start_all() {
-  DATASET=$DATA/dataset.json STATIC_DIR=$DATA/static taskset -c 0 "$TWELVE" "127.0.0.1:$TWELVE_PORT" \
+  DATASET=$DATA/dataset.json STATIC_DIR=$DATA/static TLS_CERT=$TLS_CERT TLS_KEY=$TLS_KEY \
+    TLS_ADDR=127.0.0.1:$TWELVE_TLS_PORT taskset -c 0 "$TWELVE" "127.0.0.1:$TWELVE_PORT" \
     > "$OUT/raw/twelve.log" 2>&1 &
   PIDS+=($!)
-  PORT=$ACTIX_PORT WORKERS=1 DATASET_PATH=$DATA/dataset.json STATIC_DIR=$DATA/static taskset -c 0 "$ACTIX" \
+  PORT=$ACTIX_PORT WORKERS=1 DATASET_PATH=$DATA/dataset.json STATIC_DIR=$DATA/static TLS_CERT=$TLS_CERT \
+    TLS_KEY=$TLS_KEY taskset -c 0 "$ACTIX" \
     > "$OUT/raw/actix.log" 2>&1 &
   PIDS+=($!)
   mkdir -p /tmp/arena-cpu-nginx
@@ -80,16 +95,19 @@ start_all() {
   wait_for "http://127.0.0.1:$TWELVE_PORT/json/1?m=1"
   wait_for "http://127.0.0.1:$ACTIX_PORT/json/1?m=1"
   wait_for "http://127.0.0.1:$NGINX_PORT/static/reset.css"
+  wait_for "https://127.0.0.1:$TWELVE_TLS_PORT/json/1?m=1"
+  wait_for "https://127.0.0.1:$ACTIX_TLS_PORT/json/1?m=1"
   "$ROOT/bench/cpu-quota.sh" "$CAP" "$TWELVE_PORT" "$ACTIX_PORT" "$NGINX_PORT" > "$OUT/raw/cap.log"
 }
 
 # What each server answers, once, before any load (the bench would count wrong answers as requests).
-checks() { # name port
+checks() { # name port tls-port curl's-alpn-flag
   local u=http://127.0.0.1:$2
   {
     echo "== $1"
     echo "json/12?m=3: $(curl -s "$u/json/12?m=3" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["count"], all(i["total"]==i["price"]*i["quantity"]*3 for i in d["items"]))')"
     echo "json-comp: $(curl -s -o /dev/null -D- -H 'Accept-Encoding: gzip, br' "$u/json/50?m=2" | grep -i '^content-encoding' | tr -d '\r')"
+    echo "json-tls 23?m=11: $(curl -sk "$4" -w ' HTTP/%{http_version}' "https://127.0.0.1:$3/json/23?m=11" | python3 -c 'import json,sys; b,v=sys.stdin.read().rsplit(" ",1); d=json.loads(b); print(v, d["count"], all(i["total"]==i["price"]*i["quantity"]*11 for i in d["items"]))')"
     echo "upload 2 MiB: $(head -c 2097152 /dev/zero | curl -s -X POST --data-binary @- "$u/upload")"
     echo "static app.js br: $(curl -s -o /dev/null -w '%{http_code} %{size_download}' -H 'Accept-Encoding: br;q=1, gzip;q=0.8' "$u/static/app.js")"
   } >> "$OUT/raw/checks.txt" 2>&1
@@ -111,13 +129,15 @@ HZ=$(getconf CLK_TCK)
 conns() {
   case $1 in
     json) echo "$CONNS_JSON" ;; json-comp) echo "$CONNS_COMP" ;;
-    upload) echo "$CONNS_UPLOAD" ;; static) echo "$CONNS_STATIC" ;;
+    upload) echo "$CONNS_UPLOAD" ;; static) echo "$CONNS_STATIC" ;; json-tls) echo "$CONNS_TLS" ;;
   esac
 }
 
 wrk_run() { # test port duration
+  local scheme=http
+  [ "$1" = json-tls ] && scheme=https
   timeout $(( ${3%s} + 30 )) taskset -c 1 wrk -t1 -c"$(conns "$1")" -d"$3" --latency -s "$LUA" \
-    "http://127.0.0.1:$2" -- "$1"
+    "$scheme://127.0.0.1:$2" -- "$1"
 }
 
 # wrk's counts: requests, bytes read, non-2xx, socket errors.
@@ -137,9 +157,12 @@ PY
 printf 'test\tserver\tround\trequests\tbytes\tnon2xx\tsocket_errors\tsrv_cpu_s\treq_per_srv_cpu_s\tbytes_per_req\n' \
   > "$OUT/cpu.tsv"
 start_all
-checks twelve "$TWELVE_PORT"; checks actix "$ACTIX_PORT"
+# validate.sh asks twelve's json-tls port with curl --http1.1 (ALPN http/1.1); actix's TLS port offers h2 alone
+# in ALPN, so it is asked as wrk asks, with no ALPN.
+checks twelve "$TWELVE_PORT" "$TWELVE_TLS_PORT" --http1.1; checks actix "$ACTIX_PORT" "$ACTIX_TLS_PORT" --no-alpn
 for t in $TESTS; do
   targets=("twelve=$TWELVE_PORT" "actix=$ACTIX_PORT")
+  [ "$t" = json-tls ] && targets=("twelve=$TWELVE_TLS_PORT" "actix=$ACTIX_TLS_PORT")
   [ "$t" = static ] && targets+=("nginx=$NGINX_PORT")
   echo "== $t: ${targets[*]}, $ROUNDS rounds of $DURATION, wrk -c$(conns "$t")" >&2
   for ((r = 1; r <= ROUNDS; r++)); do
@@ -171,7 +194,7 @@ stop_all
   echo "- pinning: every server on CPU 0 with one worker, capped at $CAP% of a core (cpu-quota.sh); wrk on CPU 1,"
   echo "  one thread; rounds interleaved; each run after a $WARMUP warm-up; server CPU from /proc/PID/stat"
   echo "- command: \`TESTS=\"$TESTS\" ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CAP=$CAP" \
-    "CONNS_JSON=$CONNS_JSON CONNS_COMP=$CONNS_COMP CONNS_UPLOAD=$CONNS_UPLOAD CONNS_STATIC=$CONNS_STATIC" \
+    "CONNS_JSON=$CONNS_JSON CONNS_COMP=$CONNS_COMP CONNS_TLS=$CONNS_TLS CONNS_UPLOAD=$CONNS_UPLOAD CONNS_STATIC=$CONNS_STATIC" \
     "bench/arena-cpu.sh\`"
   echo "- servers: twelve-engine's httparena example (bench-bin, target-cpu=native; compression defaults gzip 1,"
   echo "  br 3, zstd 1), actix $(sha256sum "$ACTIX" | cut -c1-16) (HttpArena 28606ba frameworks/actix, PORT/WORKERS/"

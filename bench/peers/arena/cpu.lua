@@ -4,6 +4,7 @@
 --
 --   wrk ... -s cpu.lua URL -- json        GET /json/{count}?m= round-robin over (1,3) (5,7) (10,2) (15,5) (25,4) (40,8) (50,6)
 --   wrk ... -s cpu.lua URL -- json-comp   the same with Accept-Encoding: gzip, br over (25,4) (40,8) (50,6)
+--   wrk ... -s cpu.lua URL -- json-tls    the json rotation, for an https:// URL (requests/json-tls-rotate.lua's seven pairs)
 --   wrk ... -s cpu.lua URL -- upload      POST /upload with 500 KB, 2 MB, 10 MB and 20 MB of bytes, the size changing every
 --                                         5 requests (gcannon's -r 5 rotation of the four raw files)
 --   wrk ... -s cpu.lua URL -- static      the 20 files of the static profile round-robin, Accept-Encoding: br;q=1, gzip;q=0.8
@@ -21,6 +22,7 @@ end
 init = function(args)
   local mode = args[1] or "json"
   reqs = {}
+  if mode == "json-tls" then mode = "json" end
   if mode == "json" or mode == "json-comp" then
     local pairs_ = mode == "json" and { {1, 3}, {5, 7}, {10, 2}, {15, 5}, {25, 4}, {40, 8}, {50, 6} }
       or { {25, 4}, {40, 8}, {50, 6} }
@@ -41,7 +43,7 @@ init = function(args)
       table.insert(reqs, get("/static/" .. f, "br;q=1, gzip;q=0.8"))
     end
   else
-    error("cpu.lua: unknown mode '" .. mode .. "' (json, json-comp, upload, static)")
+    error("cpu.lua: unknown mode '" .. mode .. "' (json, json-comp, json-tls, upload, static)")
   end
   n = #reqs
 end
