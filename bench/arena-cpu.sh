@@ -27,7 +27,8 @@
 #        CONNS_JSON=512 CONNS_COMP=512 CONNS_TLS=512 CONNS_UPLOAD=32 CONNS_STATIC=1024
 #        ARENA_DATA=/tmp/arena-data/data  ACTIX_ARENA_BIN=/tmp/peers/actix/target/release/httparena-actix
 #        TWELVE_PORT=8101 ACTIX_PORT=8102 NGINX_PORT=8103 TWELVE_TLS_PORT=8104 (actix's TLS port is its own: 8443)
-#        TLS_CERT TLS_KEY
+#        TLS_CERT TLS_KEY  CLIENT_SCHED=other|fifo (fifo: wrk under SCHED_FIFO priority 1, so that a host busy with other
+#        work does not starve the client; the servers stay in the default class, where their cgroup cap applies)
 # Writes OUTDIR/README.md (machine, versions, command), raw/ (wrk output, server logs, the checks), cpu.tsv (one row
 # per measured run) and summary.md (the table). Needs root (cgroup CPU cap), Debian's wrk and nginx, curl, cargo.
 # Every process it starts is stopped by PID on exit; every load run is bounded by wrk's duration and `timeout`.
@@ -42,6 +43,12 @@ DATA=${ARENA_DATA:-/tmp/arena-data/data}
 ACTIX=${ACTIX_ARENA_BIN:-/tmp/peers/actix/target/release/httparena-actix}
 TWELVE_PORT=${TWELVE_PORT:-8101}; ACTIX_PORT=${ACTIX_PORT:-8102}; NGINX_PORT=${NGINX_PORT:-8103}
 TWELVE_TLS_PORT=${TWELVE_TLS_PORT:-8104}; ACTIX_TLS_PORT=8443
+CLIENT_SCHED=${CLIENT_SCHED:-other}
+case $CLIENT_SCHED in
+  fifo) CLIENT_RUN=(chrt -f 1) ;;
+  other) CLIENT_RUN=() ;;
+  *) echo "arena-cpu.sh: CLIENT_SCHED=$CLIENT_SCHED: expected other or fifo" >&2; exit 2 ;;
+esac
 LUA=$ROOT/bench/peers/arena/cpu.lua
 die() { echo "arena-cpu.sh: $*" >&2; exit 1; }
 [ -f "$DATA/dataset.json" ] && [ -d "$DATA/static" ] || die "no HttpArena data at $DATA (ARENA_DATA)"
@@ -136,7 +143,7 @@ conns() {
 wrk_run() { # test port duration
   local scheme=http
   [ "$1" = json-tls ] && scheme=https
-  timeout $(( ${3%s} + 30 )) taskset -c 1 wrk -t1 -c"$(conns "$1")" -d"$3" --latency -s "$LUA" \
+  timeout $(( ${3%s} + 30 )) "${CLIENT_RUN[@]}" taskset -c 1 wrk -t1 -c"$(conns "$1")" -d"$3" --latency -s "$LUA" \
     "$scheme://127.0.0.1:$2" -- "$1"
 }
 
@@ -192,10 +199,10 @@ stop_all
   echo "- kernel: $(uname -r)"
   echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
   echo "- pinning: every server on CPU 0 with one worker, capped at $CAP% of a core (cpu-quota.sh); wrk on CPU 1,"
-  echo "  one thread; rounds interleaved; each run after a $WARMUP warm-up; server CPU from /proc/PID/stat"
+  echo "  one thread, scheduling $CLIENT_SCHED; rounds interleaved; each run after a $WARMUP warm-up; server CPU from /proc/PID/stat"
   echo "- command: \`TESTS=\"$TESTS\" ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP CAP=$CAP" \
     "CONNS_JSON=$CONNS_JSON CONNS_COMP=$CONNS_COMP CONNS_TLS=$CONNS_TLS CONNS_UPLOAD=$CONNS_UPLOAD CONNS_STATIC=$CONNS_STATIC" \
-    "bench/arena-cpu.sh\`"
+    "CLIENT_SCHED=$CLIENT_SCHED bench/arena-cpu.sh\`"
   echo "- servers: twelve-engine's httparena example (bench-bin, target-cpu=native; compression defaults gzip 1,"
   echo "  br 3, zstd 1), actix $(sha256sum "$ACTIX" | cut -c1-16) (HttpArena 28606ba frameworks/actix, PORT/WORKERS/"
   echo "  STATIC_DIR from the environment), $(nginx -v 2>&1) with bench/peers/nginx-arena.conf"
