@@ -57,8 +57,9 @@ die() { echo "arena-cpu.sh: $*" >&2; exit 1; }
   || die "nginx's brotli_static module is missing: apt-get install libnginx-mod-http-brotli-static"
 mkdir -p "$OUT/raw"
 if [ -z "${TLS_CERT:-}" ]; then
-  TLS_CERT=$OUT/raw/tls/server.crt; TLS_KEY=$OUT/raw/tls/server.key
-  mkdir -p "$OUT/raw/tls"
+  # Outside OUT: a run's raw data never holds a private key.
+  TLS_DIR=$(mktemp -d /tmp/arena-cpu-tls.XXXXXX)
+  TLS_CERT=$TLS_DIR/server.crt; TLS_KEY=$TLS_DIR/server.key
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 -subj /CN=localhost \
     -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$TLS_KEY" -out "$TLS_CERT" 2> /dev/null
 fi
@@ -70,6 +71,7 @@ TWELVE=$ROOT/target/bench-bin/examples/httparena
 
 PIDS=()
 stop_all() {
+  [ -n "${TLS_DIR:-}" ] && rm -rf "$TLS_DIR"
   "$ROOT/bench/cpu-quota.sh" off "$TWELVE_PORT" "$ACTIX_PORT" "$NGINX_PORT" > /dev/null 2>&1 || true
   local p
   for p in ${PIDS[@]+"${PIDS[@]}"}; do kill "$p" 2>/dev/null || true; done
