@@ -9,10 +9,11 @@
 #   json       GET /json/{count}?m= over the seven (count, m) pairs, no Accept-Encoding
 #   json-comp  the same over three pairs with Accept-Encoding: gzip, br (bytes per response recorded too: HttpArena
 #              scores this profile by rps x (smallest bytes per response / own)^2)
-#   json-tls   the json rotation over HTTP/1.1 + TLS (wrk's OpenSSL, no ALPN offered, as in HttpArena): twelve's
-#              json-tls listener (ALPN http/1.1 only) against actix's TLS listener (0.0.0.0:8443, the one HttpArena's
-#              actix entry opens for its h2 profiles; a client that offers no ALPN gets HTTP/1.1 there). No Rust entry
-#              of HttpArena subscribes to json-tls (its leader is ngx-php); actix leads the plain json profile.
+#   json-tls   the json rotation over HTTP/1.1 + TLS (wrk's OpenSSL, no ALPN offered, as in HttpArena): the example's
+#              TLS listener (TLS_LISTEN; ALPN h2 and http/1.1, so HTTP/1.1 for wrk) against actix's TLS listener
+#              (0.0.0.0:8443, the one HttpArena's actix entry opens for its h2 profiles; ALPN h2 only, so HTTP/1.1 for
+#              a client that offers none). No Rust entry of HttpArena subscribes to json-tls (its leader is ngx-php);
+#              actix leads the plain json profile.
 #              Certificates: TLS_CERT/TLS_KEY, else a P-256 self-signed pair made with openssl for the run.
 #   upload     POST /upload of 500 KB, 2 MB, 10 MB and 20 MB bodies, rotating every 5 requests
 #   static     the static profile's 20 files with Accept-Encoding: br;q=1, gzip;q=0.8
@@ -88,7 +89,7 @@ wait_for() { # URL
 
 start_all() {
   DATASET=$DATA/dataset.json STATIC_DIR=$DATA/static TLS_CERT=$TLS_CERT TLS_KEY=$TLS_KEY \
-    TLS_ADDR=127.0.0.1:$TWELVE_TLS_PORT taskset -c 0 "$TWELVE" "127.0.0.1:$TWELVE_PORT" \
+    TLS_LISTEN=127.0.0.1:$TWELVE_TLS_PORT taskset -c 0 "$TWELVE" "127.0.0.1:$TWELVE_PORT" \
     > "$OUT/raw/twelve.log" 2>&1 &
   PIDS+=($!)
   PORT=$ACTIX_PORT WORKERS=1 DATASET_PATH=$DATA/dataset.json STATIC_DIR=$DATA/static TLS_CERT=$TLS_CERT \
