@@ -4,6 +4,7 @@
 //! behind a waiting answer.
 
 mod common;
+use common::on_both_backends;
 
 use common::{BOUND, TestServer, loopback};
 use std::sync::Arc;
@@ -257,22 +258,6 @@ fn a_streamed_body_behind_a_waiting_answer_waits_for_it(io: Backend) {
     assert_eq!(c.response().body, b"now");
     drop(c);
     s.finish();
-}
-
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod epoll {
-            $(#[test] fn $name() { super::$name(twelve_engine::Backend::Epoll) })*
-        }
-        mod uring {
-            $(#[test] fn $name() {
-                if let Err(e) = twelve_engine::Backend::probe_uring() {
-                    return twelve_testkit::skip_or_fail(format!("io_uring unavailable here ({e})"));
-                }
-                super::$name(twelve_engine::Backend::Uring)
-            })*
-        }
-    };
 }
 
 on_both_backends! {

@@ -5,6 +5,7 @@
 //! over TLS (ALPN `h2`).
 
 mod common;
+use common::on_both_backends;
 
 use common::{BOUND, TestServer, loopback};
 use std::collections::HashMap;
@@ -394,22 +395,6 @@ fn streams_wait_and_answer_over_tls(io: Backend) {
         counts.dropped.load(Ordering::SeqCst) == 1
     });
     s.wait_idle();
-}
-
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod epoll {
-            $(#[test] fn $name() { super::$name(twelve_engine::Backend::Epoll) })*
-        }
-        mod uring {
-            $(#[test] fn $name() {
-                if let Err(e) = twelve_engine::Backend::probe_uring() {
-                    return twelve_testkit::skip_or_fail(format!("io_uring unavailable here ({e})"));
-                }
-                super::$name(twelve_engine::Backend::Uring)
-            })*
-        }
-    };
 }
 
 on_both_backends! {

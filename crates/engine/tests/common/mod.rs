@@ -758,3 +758,24 @@ pub fn reset(stream: TcpStream) {
     s.set_linger(Some(Duration::ZERO)).unwrap();
     drop(s);
 }
+
+/// `name, ...`: each test function taking a [`Backend`](twelve_engine::Backend), run once on
+/// epoll and once on io_uring (skipped with its reason where the kernel has none).
+#[allow(unused_macros)] // Not every suite runs on both backends.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod epoll {
+            $(#[test] fn $name() { super::$name(twelve_engine::Backend::Epoll) })*
+        }
+        mod uring {
+            $(#[test] fn $name() {
+                if let Err(e) = twelve_engine::Backend::probe_uring() {
+                    return twelve_testkit::skip_or_fail(format!("io_uring unavailable here ({e})"));
+                }
+                super::$name(twelve_engine::Backend::Uring)
+            })*
+        }
+    };
+}
+#[allow(unused_imports)] // Not every suite runs on both backends.
+pub(crate) use on_both_backends;

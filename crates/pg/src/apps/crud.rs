@@ -21,7 +21,7 @@
 //! write bumps its id's counter once the database answered, and an entry is stored and served
 //! only while the counter still holds the value read *before* its row was fetched.
 
-use super::httparena::item_json;
+use super::httparena::{item_json, items_list};
 use crate::{Database, INT4, Param, Pool, Statement, TEXT};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -135,21 +135,9 @@ pub fn add_routes(router: Router, db: &Arc<Database>, s: Statements) -> Router {
                     },
                     None => crate::Rows::default(),
                 };
-                let mut out = Vec::with_capacity(64 + rows.len() * 200);
-                out.extend_from_slice(b"{\"items\":[");
-                let mut n = 0;
-                for r in rows.iter() {
-                    if n > 0 {
-                        out.push(b',');
-                    }
-                    if item_json(r, &mut out) {
-                        n += 1;
-                    } else if n > 0 {
-                        out.pop();
-                    }
-                }
+                let (mut out, n) = items_list(&rows, 48);
                 let mut b = itoa::Buffer::new();
-                out.extend_from_slice(b"],\"total\":");
+                out.extend_from_slice(b",\"total\":");
                 out.extend_from_slice(b.format(n).as_bytes());
                 out.extend_from_slice(b",\"page\":");
                 out.extend_from_slice(b.format(page.page).as_bytes());

@@ -75,7 +75,17 @@ pub fn range(req: &Request<'_, '_>) -> (i32, i32, i32) {
 }
 
 fn items_json(rows: &Rows) -> Vec<u8> {
-    let mut out = Vec::with_capacity(32 + rows.len() * 200);
+    let (mut out, n) = items_list(rows, 16);
+    out.extend_from_slice(b",\"count\":");
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    out.push(b'}');
+    out
+}
+
+/// `{"items":[..]` of the rows that make a whole item (see [`item_json`]), with `room` more
+/// bytes reserved for the fields the caller appends before its closing `}`; and how many.
+pub(crate) fn items_list(rows: &Rows, room: usize) -> (Vec<u8>, usize) {
+    let mut out = Vec::with_capacity(16 + room + rows.len() * 200);
     out.extend_from_slice(b"{\"items\":[");
     let mut n = 0;
     for r in rows.iter() {
@@ -88,10 +98,8 @@ fn items_json(rows: &Rows) -> Vec<u8> {
             out.pop();
         }
     }
-    out.extend_from_slice(b"],\"count\":");
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-    out.push(b'}');
-    out
+    out.push(b']');
+    (out, n)
 }
 
 /// One `items` row (`id, name, category, price, quantity, active, tags, rating_score,
