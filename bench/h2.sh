@@ -15,6 +15,7 @@
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/h2o-conf.sh"
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-h2}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-5}; CONNS=${CONNS:-64}; STREAMS=${STREAMS:-1 10 100}
 CAP=${CAP:-50}; CELLS=${CELLS:-h2c h2 static}
@@ -48,34 +49,9 @@ taskset -c 0 "$BIN" serve --cpus 0 --workers 1 --root "$DIR/www" \
   > "$OUT/raw/twelve-serve.log" 2>&1 &
 PIDS+=($!)
 
-# h2o: one thread; /plaintext from an mruby handler (a constant body, as bench/peers has it),
-# the file from file.dir.
-cat > "$DIR/h2o/h2o.conf" <<EOF
-num-threads: 1
-user: root
-max-connections: 16000
-pid-file: $DIR/h2o/h2o.pid
-error-log: $DIR/h2o/error.log
-listen:
-  host: 127.0.0.1
-  port: $HO_C
-listen:
-  host: 127.0.0.1
-  port: $HO_S
-  ssl:
-    certificate-file: $DIR/chain.pem
-    key-file: $DIR/key.pem
-hosts:
-  default:
-    paths:
-      /plaintext:
-        mruby.handler: |
-          Proc.new do |env|
-            [200, {"content-type" => "text/plain"}, ["Hello, World!"]]
-          end
-      /:
-        file.dir: $DIR/www
-EOF
+# h2o: one thread (bench/h2o-conf.sh); the file from file.dir.
+write_h2o_conf "$DIR" "$HO_C" "$HO_S" "      /:
+        file.dir: $DIR/www"
 taskset -c 0 h2o -c "$DIR/h2o/h2o.conf" > "$OUT/raw/h2o.log" 2>&1 &
 PIDS+=($!)
 
