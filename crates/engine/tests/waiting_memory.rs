@@ -15,20 +15,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
 use twelve_engine::{Request, Response, Router, Server};
+use twelve_testkit::rss_anon;
 
 const CHILD: &str = "TWELVE_WAITING_MEMORY_SERVER";
 const CONNECTIONS: usize = 10_000;
-
-/// `RssAnon` of a process in bytes (heap and stacks, not file-backed pages).
-fn rss_anon(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("RssAnon:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kb * 1024
-}
 
 #[test]
 #[ignore = "opens 10,000 connections; run by hand to measure"]

@@ -6,17 +6,20 @@
 //! - [`listening_addr`], [`addr_in`]: the address a spawned `twelve serve` listens on.
 //! - [`Reap`]: kills, by PID, what a test started and could not wait for itself.
 //! - [`h2`]: a raw-frame HTTP/2 client, to assert on the wire.
+//! - [`rss_anon`]: a process's anonymous resident memory.
 //! - [`Postgres`]: a PostgreSQL server of the test's own (Debian's package, a temporary
 //!   directory, a Unix socket).
 #![forbid(unsafe_code)]
 
 pub mod h2;
 mod listening;
+mod memory;
 mod postgres;
 mod reap;
 mod skip;
 
 pub use listening::{addr_in, listening_addr};
+pub use memory::rss_anon;
 pub use postgres::Postgres;
 pub use reap::Reap;
 pub use skip::skip_or_fail;
