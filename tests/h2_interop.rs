@@ -3,10 +3,11 @@
 //! made at test time. Each run's count is checked against the server's access log exactly.
 //! Probes for each server and skips without it (a failure under CI, which installs both).
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+use twelve_testkit::{Terminate, wait_listening};
 use twelve_tls::testing::Pki;
 
 /// Upper bound for waiting on a server to listen; never a speed assertion.
@@ -21,18 +22,6 @@ fn have(tool: &str, arg: &str) -> bool {
         .is_ok()
 }
 
-/// A child process killed by PID when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status();
-        let _ = self.0.wait();
-    }
-}
-
 /// Two ports the kernel just handed out on 127.0.0.1, both held until both are chosen so they
 /// differ (free unless taken in between).
 fn free_ports() -> [u16; 2] {
@@ -40,18 +29,9 @@ fn free_ports() -> [u16; 2] {
     held.each_ref().map(|l| l.local_addr().unwrap().port())
 }
 
-fn wait_listening(addr: SocketAddr) {
-    let deadline = Instant::now() + BOUND;
-    while TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {addr}");
-        // The poll interval of waiting for a listener, not a synchronization.
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// A server under test: its process, plain (h2c) and TLS ports, and access log.
 struct Peer {
-    _proc: Proc,
+    _proc: Terminate,
     plain: u16,
     tls: u16,
     log: PathBuf,
@@ -94,9 +74,9 @@ fn nginx(pki: &Pki) -> Peer {
         .stdout(Stdio::null())
         .spawn()
         .expect("spawn nginx");
-    let proc = Proc(child);
-    wait_listening(([127, 0, 0, 1], plain).into());
-    wait_listening(([127, 0, 0, 1], tls).into());
+    let proc = Terminate(child);
+    wait_listening(([127, 0, 0, 1], plain).into(), BOUND);
+    wait_listening(([127, 0, 0, 1], tls).into(), BOUND);
     Peer {
         _proc: proc,
         plain,
@@ -132,9 +112,9 @@ fn h2o(pki: &Pki) -> Peer {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn h2o");
-    let proc = Proc(child);
-    wait_listening(([127, 0, 0, 1], plain).into());
-    wait_listening(([127, 0, 0, 1], tls).into());
+    let proc = Terminate(child);
+    wait_listening(([127, 0, 0, 1], plain).into(), BOUND);
+    wait_listening(([127, 0, 0, 1], tls).into(), BOUND);
     Peer {
         _proc: proc,
         plain,

@@ -5,10 +5,11 @@
 //! both).
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use twelve_testkit::{Terminate, free_port, wait_listening};
 use twelve_tls::testing::Pki;
 
 /// Upper bound for waiting on a server to listen; never a speed assertion.
@@ -27,40 +28,9 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A child process killed by PID when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status();
-        let _ = self.0.wait();
-    }
-}
-
-/// A port the kernel just handed out on 127.0.0.1 (free unless taken in between).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Waits until something accepts connections on `addr`.
-fn wait_listening(addr: SocketAddr) {
-    let deadline = Instant::now() + BOUND;
-    while TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {addr}");
-        // The poll interval of waiting for a listener, not a synchronization.
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// nginx in the foreground on `port`, TLS 1.2 and 1.3, `/json` as a fixed response, one
 /// access-log line per request.
-fn nginx(pki: &Pki, port: u16) -> (Proc, PathBuf) {
+fn nginx(pki: &Pki, port: u16) -> (Terminate, PathBuf) {
     let dir = pki.dir.join("nginx");
     std::fs::create_dir_all(&dir).unwrap();
     let log = dir.join("access.log");
@@ -91,8 +61,8 @@ fn nginx(pki: &Pki, port: u16) -> (Proc, PathBuf) {
         .stdout(Stdio::null())
         .spawn()
         .expect("spawn nginx");
-    wait_listening(([127, 0, 0, 1], port).into());
-    (Proc(child), log)
+    wait_listening(([127, 0, 0, 1], port).into(), BOUND);
+    (Terminate(child), log)
 }
 
 fn bench(args: &[&str]) -> Output {
@@ -149,7 +119,7 @@ fn twelve_bench_against_nginx_agrees_with_its_access_log() {
 }
 
 /// `twelve serve` with TLS on a free port; its address.
-fn serve(pki: &Pki) -> (Proc, SocketAddr) {
+fn serve(pki: &Pki) -> (Terminate, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_twelve"))
         .args(["serve", "--listen", "127.0.0.1:0", "--workers", "1"])
         .arg("--tls-cert")
@@ -161,7 +131,7 @@ fn serve(pki: &Pki) -> (Proc, SocketAddr) {
         .spawn()
         .expect("spawn twelve serve");
     let addr = twelve_testkit::listening_addr(&mut child, "https");
-    (Proc(child), addr)
+    (Terminate(child), addr)
 }
 
 /// h2load's count of succeeded requests, from its `requests:` line.

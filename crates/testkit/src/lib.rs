@@ -3,7 +3,8 @@
 //!
 //! - [`skip_or_fail`]: a test that cannot run on this host says why, and fails instead under
 //!   CI's `TWELVE_REQUIRE_ALL_TESTS=1`.
-//! - [`listening_addr`], [`addr_in`]: the address a spawned `twelve serve` listens on.
+//! - [`listening_addr`], [`addr_in`]: the address a spawned `twelve serve` listens on;
+//!   [`free_port`], [`wait_listening`] and [`Terminate`] for a peer server a test starts.
 //! - [`Reap`]: kills, by PID, what a test started and could not wait for itself.
 //! - [`h2`]: a raw-frame HTTP/2 client, to assert on the wire.
 //! - [`rss_anon`]: a process's anonymous resident memory.
@@ -18,7 +19,7 @@ mod postgres;
 mod reap;
 mod skip;
 
-pub use listening::{addr_in, listening_addr};
+pub use listening::{Terminate, addr_in, free_port, listening_addr, wait_listening};
 pub use memory::rss_anon;
 pub use postgres::Postgres;
 pub use reap::Reap;
