@@ -10,7 +10,6 @@
 use super::frame::{self, DEFAULT_MAX_FRAME_SIZE, Frame, FrameHeader, HEADER_LEN, PREFACE};
 use super::frame::{Setting, flags, kind};
 use super::hpack::{Decoder, Encoder};
-use super::server::{split_block, write_header};
 use super::window::{self, DEFAULT_WINDOW, MAX_WINDOW, window_update};
 use super::{ErrorCode, FrameError, Violation};
 use crate::Status;
@@ -232,21 +231,11 @@ impl<T: Copy> ClientConn<T> {
         debug_assert!(self.can_open() > 0);
         let id = self.next_stream;
         self.next_stream += 2;
-        let start = out.len();
-        out.extend_from_slice(&[0; HEADER_LEN]);
-        self.encoder.begin_block(out);
-        write(&mut self.encoder, out);
-        let len = out.len() - start - HEADER_LEN;
-        let max = self.peer_max_frame as usize;
-        let mut f = flags::END_HEADERS;
-        if body_len == 0 {
-            f |= flags::END_STREAM;
-        }
-        if len <= max {
-            write_header(&mut out[start..], len, kind::HEADERS, f, id);
-        } else {
-            split_block(out, start, max, f, id);
-        }
+        let encoder = &mut self.encoder;
+        frame::header_block(out, id, body_len == 0, self.peer_max_frame, |out| {
+            encoder.begin_block(out);
+            write(encoder, out);
+        });
         self.streams.push(Stream {
             id,
             tag,
@@ -286,7 +275,7 @@ impl<T: Copy> ClientConn<T> {
             let at = out.len();
             out.extend_from_slice(&[0; HEADER_LEN]);
             let f = if end { flags::END_STREAM } else { 0 };
-            write_header(&mut out[at..], len, kind::DATA, f, stream);
+            frame::write_header(&mut out[at..], len, kind::DATA, f, stream);
             out.extend_from_slice(&rest[sent..sent + len]);
             sent += len;
             if last {

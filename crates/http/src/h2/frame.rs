@@ -563,6 +563,64 @@ fn set(flag: u8, on: bool) -> u8 {
     if on { flag } else { 0 }
 }
 
+/// Appends a field block as a HEADERS frame (END_HEADERS, and END_STREAM when `end_stream`)
+/// on `stream`, continued in CONTINUATION frames when it is over the peer's `max_frame`
+/// octets (§6.10); `fill` appends the encoded block.
+pub(crate) fn header_block(
+    out: &mut Vec<u8>,
+    stream: u32,
+    end_stream: bool,
+    max_frame: u32,
+    fill: impl FnOnce(&mut Vec<u8>),
+) {
+    let start = out.len();
+    out.extend_from_slice(&[0; HEADER_LEN]);
+    fill(out);
+    let len = out.len() - start - HEADER_LEN;
+    let f = flags::END_HEADERS | set(flags::END_STREAM, end_stream);
+    if len <= max_frame as usize {
+        write_header(&mut out[start..], len, kind::HEADERS, f, stream);
+    } else {
+        split_block(out, start, max_frame as usize, f, stream);
+    }
+}
+
+/// Writes a frame header over the 9 octets at the start of `at` (reserved before its payload
+/// was appended).
+pub(crate) fn write_header(at: &mut [u8], len: usize, kind: u8, flags: u8, stream: u32) {
+    let len = len as u32;
+    at[..3].copy_from_slice(&len.to_be_bytes()[1..]);
+    at[3] = kind;
+    at[4] = flags;
+    at[5..9].copy_from_slice(&stream.to_be_bytes());
+}
+
+/// Cuts the field block written after `out[start..start + 9]` into a HEADERS frame and
+/// CONTINUATION frames of at most `max` octets; `f` holds HEADERS' flags, END_HEADERS moving
+/// to the last frame.
+fn split_block(out: &mut Vec<u8>, start: usize, max: usize, f: u8, stream: u32) {
+    let block = out.split_off(start + HEADER_LEN);
+    out.truncate(start);
+    let mut chunks = block.chunks(max).peekable();
+    let mut first = true;
+    while let Some(c) = chunks.next() {
+        let last = chunks.peek().is_none();
+        let (kind, mut fl) = if first {
+            (kind::HEADERS, f & flags::END_STREAM)
+        } else {
+            (kind::CONTINUATION, 0)
+        };
+        if last {
+            fl |= flags::END_HEADERS;
+        }
+        let at = out.len();
+        out.extend_from_slice(&[0; HEADER_LEN]);
+        write_header(&mut out[at..], c.len(), kind, fl, stream);
+        out.extend_from_slice(c);
+        first = false;
+    }
+}
+
 fn write_priority(out: &mut Vec<u8>, p: &Priority) {
     let word = (p.dependency & MAX_WINDOW) | if p.exclusive { 0x8000_0000 } else { 0 };
     out.extend_from_slice(&word.to_be_bytes());

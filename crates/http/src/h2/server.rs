@@ -788,7 +788,6 @@ mod send;
 
 pub use config::ServerConfig;
 pub use fault::Fault;
-pub(super) use send::{split_block, write_header};
 
 #[cfg(test)]
 mod tests;

@@ -17,21 +17,11 @@ impl ServerConn {
         end_stream: bool,
         write: impl FnOnce(&mut Encoder, &mut Vec<u8>),
     ) {
-        let start = out.len();
-        out.extend_from_slice(&[0; HEADER_LEN]);
-        self.encoder.begin_block(out);
-        write(&mut self.encoder, out);
-        let len = out.len() - start - HEADER_LEN;
-        let max = self.peer_max_frame as usize;
-        let mut f = flags::END_HEADERS;
-        if end_stream {
-            f |= flags::END_STREAM;
-        }
-        if len <= max {
-            write_header(&mut out[start..], len, frame::kind::HEADERS, f, stream);
-        } else {
-            split_block(out, start, max, f, stream);
-        }
+        let encoder = &mut self.encoder;
+        frame::header_block(out, stream, end_stream, self.peer_max_frame, |out| {
+            encoder.begin_block(out);
+            write(encoder, out);
+        });
         if let Some(i) = self.find(stream) {
             if end_stream {
                 self.streams.swap_remove(i);
@@ -72,7 +62,7 @@ impl ServerConn {
             }
             let at = out.len();
             out.extend_from_slice(&[0; HEADER_LEN]);
-            write_header(&mut out[at..], len, frame::kind::DATA, f, stream);
+            frame::write_header(&mut out[at..], len, frame::kind::DATA, f, stream);
             out.extend_from_slice(&data[sent..sent + len]);
             sent += len;
             if last {
@@ -129,38 +119,4 @@ fn format_error(buf: &mut [u8; 64], status: u16) -> &[u8] {
     let _ = writeln!(w, "{status} {}", crate::reason_phrase(status));
     let left = w.len();
     &buf[..64 - left]
-}
-
-pub(in crate::h2) fn write_header(at: &mut [u8], len: usize, kind: u8, flags: u8, stream: u32) {
-    let len = len as u32;
-    at[..3].copy_from_slice(&len.to_be_bytes()[1..]);
-    at[3] = kind;
-    at[4] = flags;
-    at[5..9].copy_from_slice(&stream.to_be_bytes());
-}
-
-/// Cuts the field block written after `out[start..start + 9]` into a HEADERS frame and
-/// CONTINUATION frames of at most `max` octets; `f` holds HEADERS' flags, END_HEADERS moving
-/// to the last frame.
-pub(in crate::h2) fn split_block(out: &mut Vec<u8>, start: usize, max: usize, f: u8, stream: u32) {
-    let block = out.split_off(start + HEADER_LEN);
-    out.truncate(start);
-    let mut chunks = block.chunks(max).peekable();
-    let mut first = true;
-    while let Some(c) = chunks.next() {
-        let last = chunks.peek().is_none();
-        let (kind, mut fl) = if first {
-            (frame::kind::HEADERS, f & flags::END_STREAM)
-        } else {
-            (frame::kind::CONTINUATION, 0)
-        };
-        if last {
-            fl |= flags::END_HEADERS;
-        }
-        let at = out.len();
-        out.extend_from_slice(&[0; HEADER_LEN]);
-        write_header(&mut out[at..], c.len(), kind, fl, stream);
-        out.extend_from_slice(c);
-        first = false;
-    }
 }
