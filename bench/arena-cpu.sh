@@ -123,18 +123,10 @@ checks() { # name port tls-port curl's-alpn-flag
   } >> "$OUT/raw/checks.txt" 2>&1
 }
 
-pids_on_port() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u; }
-srv_ticks() { # port -> utime+stime ticks of every process holding the listener
-  local t=0 p f
-  for p in $(pids_on_port "$1"); do
-    f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
-    # shellcheck disable=SC2086
-    set -- $f
-    t=$((t + ${12} + ${13}))
-  done
-  echo "$t"
-}
-HZ=$(getconf CLK_TCK)
+. "$ROOT/bench/ticks.sh"
+# The CPU ticks of every process holding the listener on PORT.
+srv_ticks() { # shellcheck disable=SC2046
+  ticks $(pids_on "$1"); }
 
 conns() {
   case $1 in

@@ -109,18 +109,7 @@ done
   echo "- command: \`bench/h2.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS STREAMS=\"$STREAMS\" CAP=$CAP CELLS=\"$CELLS\")"
 } > "$OUT/README.md"
 
-pids_on() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
-ticks() { # utime+stime, in clock ticks, of the given pids
-  local t=0 f p
-  for p in "$@"; do
-    f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
-    # shellcheck disable=SC2086
-    set -- $f
-    t=$((t + ${12} + ${13}))
-  done
-  echo "$t"
-}
-HZ=$(getconf CLK_TCK)
+. "$ROOT/bench/ticks.sh"
 
 "$ROOT/bench/cpu-quota.sh" "$CAP" $TW_C $TW_S $HO_C $HO_S $NG_C $NG_S > "$OUT/raw/quota.log"
 echo -e "cell\tstreams\tserver\tround\trequests\trps\tserver_cpu_s\treq_per_server_cpu_s" > "$OUT/h2.tsv"

@@ -75,18 +75,7 @@ done
   echo "  read), so it naps as briefly as before the kernel's receive stamps"
 } > "$OUT/README.md"
 
-pids_on() { ss -Hltnp "sport = :$1" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '; }
-ticks() { # utime+stime, in clock ticks, of the given pids
-  local t=0 f p
-  for p in "$@"; do
-    f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
-    # shellcheck disable=SC2086
-    set -- $f
-    t=$((t + ${12} + ${13}))
-  done
-  echo "$t"
-}
-HZ=$(getconf CLK_TCK)
+. "$ROOT/bench/ticks.sh"
 
 # Runs a command on CPU 1; prints "<user+sys seconds of it and its children>" and saves its
 # stdout to $1.
