@@ -22,29 +22,23 @@ ROUNDS=${ROUNDS:-3}; DURATION_S=${DURATION_S:-8}; WARMUP_S=${WARMUP_S:-2}; CONNS
 OUT=${1:-$ROOT/bench/runs/$(date -u +%F)-crud}
 BIN=${TWELVE_BIN:-$ROOT/target/bench-bin/twelve}
 GCANNON=${GCANNON:-/tmp/pacing-peers/gcannon/gcannon}
-PG=/tmp/bench-pg-crud; PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+PG=/tmp/bench-pg-crud; . "$ROOT/bench/pg.sh"
 DATABASE_URL="postgres://postgres@127.0.0.1:5433/postgres"
 mkdir -p "$OUT/raw"
 export QUOTA_CGROUP=${QUOTA_CGROUP:-twelve-crud}
 [ -x "$BIN" ] || (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin -p twelve --bin twelve)
 [ -x "$GCANNON" ] || { echo "bench/crud.sh: no gcannon at $GCANNON (set GCANNON)" >&2; exit 2; }
 
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 PIDS=()
 cleanup() {
   "$ROOT/bench/cpu-quota.sh" off 8091 >/dev/null 2>&1 || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  as_pg "$PGBIN/pg_ctl" -D "$PG/data" stop -m fast >/dev/null 2>&1 || true
+  stop_pg
 }
 trap cleanup EXIT
 
 # PostgreSQL on CPU 1, TCP on 127.0.0.1:5433 (beside bench/db.sh's 5432).
-rm -rf "$PG"; mkdir -p "$PG"; [ "$(id -u)" = 0 ] && chown postgres: "$PG"
-as_pg "$PGBIN/initdb" -D "$PG/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-taskset -c 1 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PG/data" -l "$PG/log" -w start \
-  -o "-k $PG -c listen_addresses=127.0.0.1 -p 5433 -c max_connections=100 -c shared_buffers=128MB -c synchronous_commit=off" >/dev/null
-cp "$ROOT/crates/pg/tests/seed.sql" "$PG/seed.sql"; chmod 644 "$PG/seed.sql"
-as_pg psql -X -q -h "$PG" -p 5433 -U postgres -d postgres -v ON_ERROR_STOP=1 -f "$PG/seed.sql" >/dev/null
+start_pg 5433
 reseed() { # the creates' ids (100001 on) gone again: each run starts from the same table
   as_pg psql -X -q -h "$PG" -p 5433 -U postgres -d postgres -c "DELETE FROM items WHERE id > 100000;" >/dev/null
 }

@@ -21,25 +21,19 @@ OUT=${1:-$ROOT/bench/runs/$(date -u +%F)-db}
 BIN=${TWELVE_BIN:-$ROOT/target/bench-bin/twelve}
 XITCA=${XITCA_DB_BIN:-/tmp/peers/xitca-tfb/frameworks/Rust/xitca-web/target/release/xitca-web-barebone}
 MAY=${MAY_DB_BIN:-/tmp/peers/may-tfb/frameworks/Rust/may-minihttp/target/release/may-minihttp}
-PG=/tmp/bench-pg; PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+PG=/tmp/bench-pg; . "$ROOT/bench/pg.sh"
 mkdir -p "$OUT/raw"
 
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 PIDS=()
 cleanup() {
   "$ROOT/bench/cpu-quota.sh" off 8090 8085 8083 >/dev/null 2>&1 || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  as_pg "$PGBIN/pg_ctl" -D "$PG/data" stop -m fast >/dev/null 2>&1 || true
+  stop_pg
 }
 trap cleanup EXIT
 
 # PostgreSQL on CPU 1: TCP on 127.0.0.1:5432 (what the peers' drivers speak) and a socket.
-rm -rf "$PG"; mkdir -p "$PG"; [ "$(id -u)" = 0 ] && chown postgres: "$PG"
-as_pg "$PGBIN/initdb" -D "$PG/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-taskset -c 1 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PG/data" -l "$PG/log" -w start \
-  -o "-k $PG -c listen_addresses=127.0.0.1 -p 5432 -c max_connections=100 -c shared_buffers=128MB -c synchronous_commit=off" >/dev/null
-cp "$ROOT/crates/pg/tests/seed.sql" "$PG/seed.sql"; chmod 644 "$PG/seed.sql"
-as_pg psql -X -q -h "$PG" -U postgres -d postgres -v ON_ERROR_STOP=1 -f "$PG/seed.sql" >/dev/null
+start_pg 5432
 
 # The servers on CPU 0, one worker each.
 declare -A PORT=([twelve]=8090 [xitca]=8085 [may]=8083)
