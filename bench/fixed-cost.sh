@@ -16,21 +16,21 @@
 #
 #   serve-nap      twelve serve --coalesce NAP (opt-in: fewer wake-ups per request for up to NAP more latency)
 #
-# Scheduling (SCHED=fifo, the default): every server and the client run under SCHED_FIFO priority 1 (chrt), so a
-# host busy with other work (compiles) does not decide when they run. Under the default policy a woken server or
-# client waits behind a running CPU-bound task for up to a tick (EEVDF runs the current task to parity): the
-# server then finds several requests per wake-up, which lowers its CPU per request, and the open-model client,
-# woken late, fell to 60-70% of 50k req/s however idle its worker (busy 0.25) on a host at load 8, where under
-# SCHED_FIFO it held 50k with p50 0.11 ms. On a quiet host both policies measure the same thing; SCHED=other
-# turns it off. RT throttling (kernel.sched_rt_runtime_us) still bounds them. The client is one worker on CPU 1
-# (CLIENT_THREADS): two workers there delivered less (34k against 44k req/s at 50k, same run).
+# Scheduling (SCHED=other, the default: the kernel's normal policy, as servers run in production).
+# SCHED=fifo runs every server and the client under SCHED_FIFO priority 1 (chrt), for a host busy
+# with other work, where a woken server or client otherwise waits behind a CPU-bound task for up
+# to a tick (the server then finds several requests per wake-up and looks cheaper, and the client
+# falls behind its schedule). It changes what is measured and starves other work on CPU 0, so a
+# record compares servers under one policy and says which. RT throttling
+# (kernel.sched_rt_runtime_us) still bounds them. The client is one worker on CPU 1
+# (CLIENT_THREADS).
 #
 # Each run: the server's CPU time from the schedstat of every thread of every process holding the listener (ns), the
 # server's syscalls, epoll_wait/io_uring_enter calls and context switches from `perf stat` on its tracepoints over
 # the measured window, the requests twelve bench counted, and whether the rate held (achieved / offered).
 #
 # Usage: bench/fixed-cost.sh [OUTDIR]    (default bench/runs/<date>-fixed-cost)
-# Env:   RATES="10000 50000" CONNS=1024 ROUNDS=3 DURATION=10s WARMUP=2s SCHED=fifo CLIENT_THREADS=1 NAP=200us
+# Env:   RATES="10000 50000" CONNS=1024 ROUNDS=3 DURATION=10s WARMUP=2s SCHED=other CLIENT_THREADS=1 NAP=200us
 #        SERVERS="serve serve-uring arena arena-uring serve-plain arena-plain" (peers added when their binaries exist)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor  ARENA_BIN=/tmp/peers/httparena
 # Writes OUTDIR/README.md, raw/ (each bench report, perf stat output, logs), fixed.tsv and summary.md. Needs root
@@ -41,7 +41,7 @@ OUT=${1:-$ROOT/bench/runs/$(date +%F)-fixed-cost}
 RATES=${RATES:-10000 50000}; CONNS=${CONNS:-1024}; ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-2s}
 SERVERS=${SERVERS:-serve serve-uring arena arena-uring serve-plain arena-plain}
-SCHED=${SCHED:-fifo}; CLIENT_THREADS=${CLIENT_THREADS:-1}; NAP=${NAP:-200us}
+SCHED=${SCHED:-other}; CLIENT_THREADS=${CLIENT_THREADS:-1}; NAP=${NAP:-200us}
 case $SCHED in
   fifo) RUN=(chrt -f 1) ;;
   other) RUN=() ;;
