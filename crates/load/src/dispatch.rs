@@ -21,6 +21,7 @@ use crate::phases::Marks;
 use crate::tally::Tally;
 use crate::worker::Shared;
 use rustix::io::Errno;
+use std::collections::VecDeque;
 use twelve_http::client::HeadMemo;
 
 /// Pause before retrying a failed connect, so a refused port does not spin the CPU.
@@ -30,8 +31,8 @@ pub(crate) struct Dispatch<'s, C: Clock, I: Io> {
     s: &'s Shared<C>,
     pub(crate) io: I,
     conns: Vec<Conn>,
-    /// Open model: connections that may take a request, most recently freed last.
-    ready: Vec<u32>,
+    /// Open model: connections that may take a request, ready longest first.
+    ready: VecDeque<u32>,
     open_now: u64,
     pub(crate) tally: Tally,
     /// Per slot: the phases of the connection's first request.
@@ -94,7 +95,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             s,
             io,
             conns,
-            ready: Vec::with_capacity(slots),
+            ready: VecDeque::with_capacity(slots),
             open_now: 0,
             tally,
             marks: vec![Marks::default(); slots],
@@ -378,7 +379,7 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
             Model::Open { .. } => {
                 if !c.is_ready() && c.room() > 0 {
                     c.set_ready(true);
-                    self.ready.push(i as u32);
+                    self.ready.push_back(i as u32);
                 }
                 if c.has_output() {
                     // HTTP/2's preface, ACKs and window updates do not wait for a due slot.
@@ -388,18 +389,22 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
         }
     }
 
-    /// Open model: hands every due slot to a ready connection of this worker.
+    /// Open model: hands every due slot to a ready connection of this worker, the one ready
+    /// longest first (round robin). So the load spreads over every connection, as wrk2's
+    /// per-connection schedules and oha's shared queue spread it: `-c 16000` at a low rate
+    /// means 16,000 connections each asked now and then, not a few kept busy while the rest
+    /// sit idle until the server's idle timeout closes them.
     pub(crate) fn dispatch_due(&mut self, now: u64) {
         let Some(schedule) = &self.s.schedule else {
             return;
         };
-        while let Some(&i) = self.ready.last() {
+        while let Some(&i) = self.ready.front() {
             let i = i as usize;
             let c = &mut self.conns[i];
             let room = c.room();
             if room == 0 {
                 c.set_ready(false);
-                self.ready.pop();
+                self.ready.pop_front();
                 continue;
             }
             let again = crate::h2::resend(&mut self.retry, room, c, now);
@@ -408,6 +413,14 @@ impl<'s, C: Clock, I: Io> Dispatch<'s, C, I> {
                 return;
             }
             self.send_window(i, now);
+            // Room left (streams, a pipeline) waits its turn behind the other ready ones.
+            self.ready.pop_front();
+            let c = &mut self.conns[i];
+            if c.room() > 0 {
+                self.ready.push_back(i as u32);
+            } else {
+                c.set_ready(false);
+            }
         }
     }
 

@@ -133,22 +133,18 @@ fn shared(
 pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
     // No naps and no slack: every request leaves when it is due, so shards replay the whole
     // run's instants exactly.
-    open_model(setup, shard, Coalesce::Off, Duration::ZERO).0
+    open_model(setup, shard, Coalesce::Off, Duration::ZERO).latency
 }
 
 /// The open model with `--slack` and the default pacing, answers stamped by the kernel:
 /// returns the latency record and how many times the worker woke (a poll or a nap that moved
 /// the clock).
 pub fn simulate_open_slack(setup: SimSetup, slack: Duration) -> (Recorder, u64) {
-    open_model(setup, None, Coalesce::Auto, slack)
+    let run = open_model(setup, None, Coalesce::Auto, slack);
+    (run.latency, run.wakeups)
 }
 
-fn open_model(
-    setup: SimSetup,
-    shard: Option<Shard>,
-    coalesce: Coalesce,
-    slack: Duration,
-) -> (Recorder, u64) {
+fn open_model(setup: SimSetup, shard: Option<Shard>, coalesce: Coalesce, slack: Duration) -> Open {
     let clock = SimClock::new();
     let mut config = sim_config(setup.connections);
     config.shard = shard;
@@ -169,8 +165,29 @@ fn open_model(
     let mut io = SimIo::new(clock, &setup);
     io.stamps = coalesce != Coalesce::Off;
     let wakeups = io.wakeups.clone();
+    let sent = io.sent.clone();
     let latency = Worker::with_io(0, &shared, conns, None, io).run().latency;
-    (latency, wakeups.load(std::sync::atomic::Ordering::Relaxed))
+    let sent = std::mem::take(&mut *sent.lock().unwrap_or_else(|e| e.into_inner()));
+    Open {
+        latency,
+        wakeups: wakeups.load(std::sync::atomic::Ordering::Relaxed),
+        sent,
+    }
+}
+
+/// What an open-model simulation recorded.
+pub struct Open {
+    pub latency: Recorder,
+    /// Polls and naps that moved the clock.
+    pub wakeups: u64,
+    /// Requests sent on each connection.
+    pub sent: Vec<u64>,
+}
+
+/// The open model with the default pacing: what every connection was asked, to check how
+/// the schedule spreads over the connections.
+pub fn simulate_open_spread(setup: SimSetup) -> Vec<u64> {
+    open_model(setup, None, Coalesce::Auto, Duration::ZERO).sent
 }
 
 /// What the modelled server sends for every request.
@@ -200,6 +217,8 @@ struct SimIo {
     read_cost_ns: u64,
     /// Polls and naps that moved the clock: the worker's wake-ups.
     wakeups: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Requests sent on each slot (the worker owns the `Io`: read back through this).
+    sent: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
     /// Slots a read left answers on: reported again at the next poll, as epoll's level
     /// triggering would.
     unread: Vec<usize>,
@@ -233,6 +252,7 @@ impl SimIo {
             connect_call_ns: 0,
             read_cost_ns: 0,
             wakeups: Default::default(),
+            sent: std::sync::Arc::new(std::sync::Mutex::new(vec![0; setup.connections])),
             unread: Vec::new(),
             events: Vec::new(),
         }
@@ -278,6 +298,9 @@ impl Io for SimIo {
         // Every request of the simulation is a bodiless GET: one per blank line.
         let requests = bytes.windows(4).filter(|w| w == b"\r\n\r\n").count();
         let generation = self.slots[slot].generation;
+        if let Ok(mut sent) = self.sent.lock() {
+            sent[slot] += requests as u64;
+        }
         for _ in 0..requests {
             let done = match self.serial {
                 Some(free) => {

@@ -308,3 +308,25 @@ fn one_wake_up_serves_every_request_due_within_the_slack() {
         slack.uncorrected.max()
     );
 }
+
+#[test]
+fn the_open_model_asks_every_connection_in_turn() {
+    // One request in flight at a time on 64 connections: each is asked as often as the others
+    // (the one ready longest goes first), none sits idle until a server's idle timeout.
+    for (connections, rate_per_s, service_ns) in [(64, 1_000.0, MS / 10), (10, 2_000.0, 3 * MS)] {
+        let requests = 100 * connections as u64;
+        let sent = twelve_load::sim::simulate_open_spread(SimSetup {
+            rate_per_s,
+            connections,
+            requests,
+            service_ns,
+            stall: None,
+        });
+        assert_eq!(sent.iter().sum::<u64>(), requests, "{sent:?}");
+        let (least, most) = (sent.iter().min(), sent.iter().max());
+        assert!(
+            most.zip(least).is_some_and(|(m, l)| m - l <= 1),
+            "{connections} connections at {rate_per_s}/s: {sent:?}"
+        );
+    }
+}
