@@ -214,6 +214,11 @@ pub struct Config {
     /// With `tls`: which of `listen` terminate TLS (same length as `listen`); empty means
     /// every one. Listeners given to `Server::start_with_listeners` are all TLS with `tls`.
     pub tls_listen: Vec<bool>,
+    /// Which of the TLS listeners offer ALPN `http/1.1` alone (same length as `listen`;
+    /// empty: none), as nginx's `listen ssl` without `http2` does and HttpArena's json-tls
+    /// port must: a client that offers `h2` too speaks HTTP/1.1 there. The other TLS
+    /// listeners offer `h2` first, then `http/1.1`.
+    pub tls_http11_listen: Vec<bool>,
     /// Which of `listen` speak HTTP/2 only, with prior knowledge (h2c, RFC 9113 §3.3): the
     /// server preface goes out at once and an HTTP/1.1 request is refused (GOAWAY
     /// PROTOCOL_ERROR). Empty: none. The other plain listeners take both: HTTP/1.1, and h2c
@@ -255,6 +260,7 @@ impl Default for Config {
             io: Backend::default(),
             tls: None,
             tls_listen: Vec::new(),
+            tls_http11_listen: Vec::new(),
             h2c_listen: Vec::new(),
             generation: 1,
             generation_header: None,

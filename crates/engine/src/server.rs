@@ -335,6 +335,7 @@ impl Shared<'_> {
             min_batch: config.min_batch.max(2),
             tls: config.tls.clone(),
             tls_listeners: config.tls_listen.clone(),
+            tls_http11_listeners: config.tls_http11_listen.clone(),
             h2c_listeners: config.h2c_listen.clone(),
             accepting: Some(self.accepting.clone()),
         }

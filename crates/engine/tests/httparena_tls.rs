@@ -1,7 +1,8 @@
 //! HttpArena's json-tls profile end to end over loopback: `apps::httparena::full_router` on a
-//! TLS listener as the example's `TLS_LISTEN` opens it (ALPN `h2` and `http/1.1`), with the
-//! checks of HttpArena's scripts/validate.sh for the profile (HttpArena 28606ba): HTTP/1.1
-//! negotiated by a client that offers it, three (count, m) pairs, `Content-Type`.
+//! TLS listener as the example's `TLS_H1_LISTEN` (port 8081) opens it, offering ALPN
+//! `http/1.1` alone as the profile asks, with the checks of HttpArena's scripts/validate.sh
+//! for the profile (HttpArena 28606ba): HTTP/1.1 negotiated by a client that offers it, three
+//! (count, m) pairs, `Content-Type`.
 
 mod common;
 
@@ -20,6 +21,7 @@ fn server(pki: &Pki) -> TestServer {
     let mut config = test_config();
     config.root = None;
     config.tls = Some(Arc::new(tls));
+    config.tls_http11_listen = vec![true];
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arena/dataset.json");
     let dataset = Dataset::load(&data).expect("dataset loads");
     TestServer::start_router(config, httparena::full_router(Some(dataset), None))
@@ -112,6 +114,19 @@ fn json_tls_negotiates_http11() {
     assert_eq!(c.tls.alpn(), Some(ALPN_HTTP11));
     let (head, _) = c.get("/json/1?m=1");
     assert!(head.starts_with("http/1.1 200 "), "{head}");
+    drop(c);
+    s.wait_for("every connection closed", |m| m.open_conns == 0);
+    assert_eq!(s.open_conn_fds(), 0);
+}
+
+/// The port offers `http/1.1` alone: a client that speaks only h2 finds no protocol in
+/// common and is refused in the handshake (RFC 7301 §3.2), with nothing left open.
+#[test]
+fn json_tls_offers_no_h2() {
+    let pki = Pki::new("arena-json-tls-no-h2");
+    let s = server(&pki);
+    let mut c = Conn::open(&s, &client(&pki).with_alpn_h2());
+    assert!(c.handshake().is_err(), "an h2-only client got a session");
     drop(c);
     s.wait_for("every connection closed", |m| m.open_conns == 0);
     assert_eq!(s.open_conn_fds(), 0);

@@ -33,6 +33,8 @@ impl ResolvesServerCert for Current {
 #[derive(Debug)]
 pub struct ServerTls {
     config: Arc<ServerConfig>,
+    /// The same, offering ALPN `http/1.1` alone (same certificate, tickets and cache).
+    config_http11: Arc<ServerConfig>,
     current: Arc<Current>,
     cert_path: PathBuf,
     key_path: PathBuf,
@@ -58,8 +60,11 @@ impl ServerTls {
         // shared-nothing workers: any worker can decrypt a ticket another issued, where a
         // session-id cache would be per process and locked.
         config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().map_err(TlsError::Config)?;
+        let mut http11 = config.clone();
+        http11.alpn_protocols = vec![ALPN_HTTP11.to_vec()];
         Ok(Self {
             config: Arc::new(config),
+            config_http11: Arc::new(http11),
             current,
             cert_path: cert.to_owned(),
             key_path: key.to_owned(),
@@ -78,11 +83,23 @@ impl ServerTls {
         Ok(())
     }
 
-    /// A new server-side session for an accepted connection.
+    /// A new server-side session for an accepted connection, offering ALPN `h2` and
+    /// `http/1.1`.
     pub fn session(&self) -> Session {
+        Self::new_session(&self.config)
+    }
+
+    /// A new server-side session that offers ALPN `http/1.1` alone: a listener that speaks
+    /// HTTP/1.1 only over TLS (nginx's `listen ssl` without `http2`), where a client that
+    /// offers `h2` too settles on HTTP/1.1.
+    pub fn session_http11(&self) -> Session {
+        Self::new_session(&self.config_http11)
+    }
+
+    fn new_session(config: &Arc<ServerConfig>) -> Session {
         // `ServerConnection::new` fails only on a configuration error (no versions, a
         // provider without suites), which `load` ruled out.
-        let conn = ServerConnection::new(Arc::clone(&self.config))
+        let conn = ServerConnection::new(Arc::clone(config))
             .expect("configuration checked when it was built");
         Session::new(conn.into())
     }

@@ -355,6 +355,41 @@ mod tests {
 
     const ALPN: &[u8] = b"http/1.1";
 
+    /// A client offering `h2` then `http/1.1`, as browsers and curl do.
+    fn client_offering_both(p: &Pki) -> Session {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in crate::server::read_certs(&p.ca_pem).unwrap() {
+            roots.add(c).unwrap();
+        }
+        let mut config = rustls::ClientConfig::builder_with_provider(crate::provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![crate::ALPN_H2.to_vec(), ALPN.to_vec()];
+        let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), localhost());
+        Session::new(conn.unwrap().into())
+    }
+
+    /// `session` offers `h2` first; `session_http11` offers `http/1.1` alone, so a client
+    /// that offers both settles on HTTP/1.1 (HttpArena's json-tls port).
+    #[test]
+    fn an_http11_only_session_gives_http11_to_a_client_that_offers_h2() {
+        let p = pki("alpn-http11");
+        let server = ServerTls::load(&p.cert, &p.key).unwrap();
+        for (http11_only, want) in [(false, crate::ALPN_H2), (true, ALPN)] {
+            let mut s = if http11_only {
+                server.session_http11()
+            } else {
+                server.session()
+            };
+            let mut c = client_offering_both(&p);
+            shuttle(&mut c, &mut s).unwrap();
+            assert!(!s.is_handshaking() && !c.is_handshaking());
+            assert_eq!((s.alpn(), c.alpn()), (Some(want), Some(want)));
+        }
+    }
+
     /// Both sides offer exactly X25519, P-256 and P-384, in that order (`KX_GROUPS`): no
     /// post-quantum hybrid slips in with a provider's defaults.
     #[test]

@@ -484,7 +484,7 @@ impl Worker {
     /// A connection accepted on listener `i`.
     fn add_conn(&mut self, fd: OwnedFd, i: usize, now: u64) {
         self.setup.count_accept(fd.as_fd());
-        let tls = self.setup.tls_for(i).map(|t| Box::new(t.session()));
+        let tls = self.setup.tls_session(i).map(Box::new);
         let conn = self.setup.new_conn(i, tls.is_some(), now);
         let token = self.slab.insert(Live {
             fd,

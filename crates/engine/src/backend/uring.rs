@@ -493,8 +493,8 @@ impl Worker {
         self.setup.count_accept(fd.as_fd());
         let tls = self
             .setup
-            .tls_for(i)
-            .map(|t| Box::new(Tls::new(t.session(), now)));
+            .tls_session(i)
+            .map(|s| Box::new(Tls::new(s, now)));
         let conn = self.setup.new_conn(i, tls.is_some(), now);
         let token = self.slab.insert(Live {
             fd,

@@ -36,6 +36,8 @@ pub(crate) struct WorkerSetup {
     /// `tls_listeners` (by index; empty: every listener).
     pub(crate) tls: Option<Arc<twelve_tls::ServerTls>>,
     pub(crate) tls_listeners: Vec<bool>,
+    /// `Config::tls_http11_listen`.
+    pub(crate) tls_http11_listeners: Vec<bool>,
     /// `Config::h2c_listen`.
     pub(crate) h2c_listeners: Vec<bool>,
     /// The worker's request count when it last counted a batch (see [`Self::end_turn`]).
@@ -59,6 +61,19 @@ impl WorkerSetup {
     pub(crate) fn tls_for(&self, i: usize) -> Option<&Arc<twelve_tls::ServerTls>> {
         let on = self.tls_listeners.get(i).copied().unwrap_or(true);
         self.tls.as_ref().filter(|_| on)
+    }
+
+    /// A TLS session for a connection accepted on listener `i`, if it speaks TLS, offering
+    /// the ALPN protocols the listener speaks.
+    pub(crate) fn tls_session(&self, i: usize) -> Option<twelve_tls::Session> {
+        let tls = self.tls_for(i)?;
+        Some(
+            if self.tls_http11_listeners.get(i).copied().unwrap_or(false) {
+                tls.session_http11()
+            } else {
+                tls.session()
+            },
+        )
     }
 
     /// Whether listener `i` speaks HTTP/2 only (h2c with prior knowledge).
