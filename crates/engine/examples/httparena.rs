@@ -16,9 +16,13 @@
 //! variable: `postgres://bench:bench@localhost:5432/benchmark`) the database profiles are on:
 //! `/async-db`, `/fortunes` and crud's `/crud/items` (`twelve_pg::apps`), over
 //! `DATABASE_CONNS` connections per worker (default 2); a database that cannot be reached at
-//! start is an error. `TLS_LISTEN=ADDR[,ADDR]` with `TLS_CERT` and `TLS_KEY` (PEM) adds TLS
-//! listeners (ALPN h2 and http/1.1: the json-tls, baseline-h2 and static-h2 profiles); ADDR
-//! also takes h2c with prior knowledge. Runs until SIGTERM or SIGINT, then drains.
+//! start is an error. ADDR also takes h2c from a client that opens with the HTTP/2 preface.
+//! `TLS_LISTEN=ADDR[,ADDR]` with `TLS_CERT` and `TLS_KEY` (PEM) adds TLS listeners offering
+//! ALPN h2 and http/1.1 (baseline-h2, static-h2), `TLS_H1_LISTEN` TLS listeners offering
+//! http/1.1 alone (json-tls), `H2C_LISTEN` listeners that speak h2c with prior knowledge only
+//! (baseline-h2c, json-h2c). Without ADDR it takes HttpArena's ports: 8080, h2c on 8082, and,
+//! when `/certs/server.crt` and `/certs/server.key` are there (HttpArena mounts them), TLS on
+//! 8443 and HTTP/1.1 over TLS on 8081. Runs until SIGTERM or SIGINT, then drains.
 //! `contrib/httparena/` builds it into the image HttpArena runs.
 
 use std::path::PathBuf;
@@ -30,7 +34,7 @@ use twelve_engine::{Backend, Compression, Config, FileCacheConfig, Files, Limits
 const MAX_BODY: u64 = 32 << 20;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut addr = "0.0.0.0:8080".to_owned();
+    let mut addr = None;
     let mut max_body = MAX_BODY;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -42,12 +46,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .parse()
                 .map_err(|e| format!("--max-body {v}: {e} (expected a number of bytes)"))?;
         } else {
-            addr = arg;
+            addr = Some(arg);
         }
     }
-    let listen = addr
-        .parse()
-        .map_err(|e| format!("ADDR {addr}: {e} (expected e.g. 0.0.0.0:8080)"))?;
+    let ports = Ports::new(addr)?;
     let cpus =
         twelve_sys::cpus::allowed().map_err(|e| format!("reading the affinity mask: {e}"))?;
     // The event loop, as `twelve serve --io` takes it; epoll unless TWELVE_IO says otherwise.
@@ -82,14 +84,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         None => None,
     };
-    let mut listen = vec![listen];
-    let (tls, tls_listen) = tls_listeners(&mut listen)?;
     let config = Config {
         io,
         coalesce,
-        listen,
-        tls,
-        tls_listen,
+        listen: ports.listen,
+        tls: ports.tls,
+        tls_listen: ports.tls_listen,
+        tls_http11_listen: ports.tls_http11,
+        h2c_listen: ports.h2c,
         cpus,
         compression,
         limits: Limits {
@@ -119,11 +121,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let handle = Server::new(config, router)
         .start()
-        .map_err(|e| format!("{e} ({addr})"))?;
-    for (i, addr) in handle.local_addrs().iter().enumerate() {
-        let scheme = if i > 0 { "https" } else { "http" };
+        .map_err(|e| format!("{e} ({})", ports.names.join(", ")))?;
+    for (addr, kind) in handle.local_addrs().iter().zip(&ports.kinds) {
         println!(
-            "httparena: listening on {scheme}://{addr} ({} workers on CPUs {}, io {}; {items} json items, static files {})",
+            "httparena: listening on {addr} ({kind}; {} workers on CPUs {}, io {}; {items} json items, static files {})",
             handle.cpus().len(),
             twelve_sys::CpuList::from_cpus(handle.cpus().iter().copied()),
             handle.backends().first().copied().unwrap_or_default(),
@@ -182,25 +183,102 @@ fn input(var: &str, default: &str) -> Option<PathBuf> {
     }
 }
 
-/// The TLS listeners `TLS_LISTEN` names (after the plain one in `listen`), with `TLS_CERT` and
-/// `TLS_KEY`'s certificate, and which listeners speak TLS (the engine's `Config::tls_listen`).
-fn tls_listeners(
-    listen: &mut Vec<std::net::SocketAddr>,
-) -> Result<(Option<std::sync::Arc<twelve_tls::ServerTls>>, Vec<bool>), String> {
-    let Ok(addrs) = std::env::var("TLS_LISTEN") else {
-        return Ok((None, Vec::new()));
-    };
-    let var = |k: &str| std::env::var(k).map_err(|_| format!("TLS_LISTEN needs {k} (a PEM file)"));
-    let (cert, key) = (var("TLS_CERT")?, var("TLS_KEY")?);
-    let tls = twelve_tls::ServerTls::load(cert.as_ref(), key.as_ref())
-        .map_err(|e| format!("TLS_CERT {cert}, TLS_KEY {key}: {e}"))?;
-    let mut which = vec![false; listen.len()];
-    for a in addrs.split(',') {
-        listen.push(
-            a.parse()
-                .map_err(|e| format!("TLS_LISTEN {a}: {e} (expected e.g. 0.0.0.0:8443)"))?,
-        );
-        which.push(true);
+/// The listeners and what each speaks.
+struct Ports {
+    listen: Vec<std::net::SocketAddr>,
+    tls: Option<std::sync::Arc<twelve_tls::ServerTls>>,
+    tls_listen: Vec<bool>,
+    tls_http11: Vec<bool>,
+    h2c: Vec<bool>,
+    /// For messages: each listener's address as given, and what it speaks.
+    names: Vec<String>,
+    kinds: Vec<Speaks>,
+}
+
+/// What a listener speaks.
+#[derive(Clone, Copy, PartialEq)]
+enum Speaks {
+    Plain,
+    H2cOnly,
+    Tls,
+    TlsHttp11,
+}
+
+impl std::fmt::Display for Speaks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Speaks::Plain => "http/1.1 and h2c",
+            Speaks::H2cOnly => "h2c only",
+            Speaks::Tls => "TLS, h2 and http/1.1",
+            Speaks::TlsHttp11 => "TLS, http/1.1 only",
+        })
     }
-    Ok((Some(std::sync::Arc::new(tls)), which))
+}
+
+/// HttpArena's certificate, mounted for every profile by its scripts.
+const CERTS: (&str, &str) = ("/certs/server.crt", "/certs/server.key");
+
+impl Ports {
+    /// ADDR and the `*_LISTEN` variables; without ADDR, HttpArena's ports for every variable
+    /// left unset (the TLS ones only when its certificate is there).
+    fn new(addr: Option<String>) -> Result<Self, String> {
+        let arena = addr.is_none();
+        let certs = arena
+            && std::path::Path::new(CERTS.0).exists()
+            && std::path::Path::new(CERTS.1).exists();
+        let var = |k: &str, arena_default: Option<&str>| match std::env::var(k) {
+            Ok(v) => Some(v),
+            Err(_) => arena_default.map(str::to_owned),
+        };
+        let mut p = Self {
+            listen: Vec::new(),
+            tls: None,
+            tls_listen: Vec::new(),
+            tls_http11: Vec::new(),
+            h2c: Vec::new(),
+            names: Vec::new(),
+            kinds: Vec::new(),
+        };
+        let plain = addr.unwrap_or_else(|| "0.0.0.0:8080".to_owned());
+        p.add("ADDR", &plain, Speaks::Plain)?;
+        if let Some(v) = var("H2C_LISTEN", Some("0.0.0.0:8082").filter(|_| arena)) {
+            for a in v.split(',') {
+                p.add("H2C_LISTEN", a, Speaks::H2cOnly)?;
+            }
+        }
+        let tls = var("TLS_LISTEN", Some("0.0.0.0:8443").filter(|_| certs));
+        let tls_h1 = var("TLS_H1_LISTEN", Some("0.0.0.0:8081").filter(|_| certs));
+        if tls.is_none() && tls_h1.is_none() {
+            return Ok(p);
+        }
+        let file = |k: &str, default: &str| {
+            var(k, Some(default).filter(|_| certs))
+                .ok_or_else(|| format!("TLS_LISTEN and TLS_H1_LISTEN need {k} (a PEM file)"))
+        };
+        let (cert, key) = (file("TLS_CERT", CERTS.0)?, file("TLS_KEY", CERTS.1)?);
+        let loaded = twelve_tls::ServerTls::load(cert.as_ref(), key.as_ref())
+            .map_err(|e| format!("TLS_CERT {cert}, TLS_KEY {key}: {e}"))?;
+        p.tls = Some(std::sync::Arc::new(loaded));
+        for a in tls.iter().flat_map(|v| v.split(',')) {
+            p.add("TLS_LISTEN", a, Speaks::Tls)?;
+        }
+        for a in tls_h1.iter().flat_map(|v| v.split(',')) {
+            p.add("TLS_H1_LISTEN", a, Speaks::TlsHttp11)?;
+        }
+        Ok(p)
+    }
+
+    fn add(&mut self, var: &str, addr: &str, kind: Speaks) -> Result<(), String> {
+        let parsed = addr
+            .parse()
+            .map_err(|e| format!("{var} {addr}: {e} (expected e.g. 0.0.0.0:8080)"))?;
+        self.listen.push(parsed);
+        self.tls_listen
+            .push(matches!(kind, Speaks::Tls | Speaks::TlsHttp11));
+        self.tls_http11.push(kind == Speaks::TlsHttp11);
+        self.h2c.push(kind == Speaks::H2cOnly);
+        self.names.push(addr.to_owned());
+        self.kinds.push(kind);
+        Ok(())
+    }
 }

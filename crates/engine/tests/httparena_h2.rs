@@ -274,3 +274,47 @@ fn baseline2_over_h2c_in_raw_frames() {
     drop(c);
     a.server.finish();
 }
+
+/// json-h2c's checks (validate.sh): `/json` over h2c with prior knowledge on the h2c-only
+/// port answers in HTTP/2, as `application/json`, right for its four (count, m) pairs.
+#[test]
+fn json_h2c_passes_validate_sh() {
+    if !have_curl() {
+        return;
+    }
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arena/dataset.json");
+    let dataset = httparena::Dataset::load(&data).expect("dataset loads");
+    let mut c = test_config();
+    c.listen = vec![c.listen[0]; 2];
+    c.h2c_listen = vec![false, true];
+    let router = httparena::full_router(Some(dataset), None).get(
+        "/",
+        |_: &Request<'_, '_>, _: &[u8], res: &mut Response<'_>| {
+            res.send(200, "text/plain", &[], b"root")
+        },
+    );
+    let server = TestServer::start_router(c, router);
+    let port = server.handle.local_addrs()[1].port();
+    let url = |count: u64, m: u64| format!("http://localhost:{port}/json/{count}?m={m}");
+    let pk = "--http2-prior-knowledge";
+    let v = curl(&[pk, "-o", "/dev/null", "-w", "%{http_version}", &url(1, 1)]);
+    assert_eq!(v, "2");
+    assert_content_type("application/json", &[pk, &url(1, 1)]);
+    for (count, m) in [(12, 3), (22, 7), (31, 2), (50, 5)] {
+        let text = curl(&[pk, &url(count, m)]);
+        let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(v["count"].as_u64(), Some(count), "{text}");
+        let items = v["items"].as_array().expect("items");
+        assert_eq!(items.len() as u64, count);
+        for item in items {
+            let field = |k: &str| item[k].as_u64().expect(k);
+            assert_eq!(
+                field("total"),
+                field("price") * field("quantity") * m,
+                "{item}"
+            );
+        }
+    }
+    server.finish();
+}
