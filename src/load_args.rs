@@ -136,7 +136,7 @@ pub struct LoadArgs {
         help_heading = "Load model",
         long,
         value_name = "DUR",
-        default_value = "50us"
+        default_value = "20us"
     )]
     pub slack: String,
     /// When a response counts as received: kernel (the kernel's receive timestamp,

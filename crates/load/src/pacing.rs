@@ -17,9 +17,11 @@
 //! never; a fixed `DURATION` naps that long after every small batch (booked at the read under
 //! `--rx-time read`, where the nap is then in the latency: the user asked for it).
 //!
-//! The open model sends on its schedule whatever the client's load: one wake-up serves every
-//! request due within `--slack` of the first (so a request leaves at most that late, plus the
-//! timer's own lateness), and while a connection is ready for the next due request and the
+//! The open model sends on its schedule whatever the client's load. Its worker wakes when the
+//! last request due within `--slack` of the next one is due ([`crate::Schedule::wake_ns`]):
+//! one wake-up serves them all, the first leaving at most the slack late and the last (or a
+//! lone one) on time, plus the timer's own lateness; a wake-up that comes later still sends
+//! every request due by then. While a connection is ready for the next due request and the
 //! rule holds, the worker sleeps on its timer to that wake-up rather than being woken by each
 //! answer (`Pacing::sleeps_through`): the answers are read with the next sends, booked at
 //! their stamps.
@@ -58,9 +60,10 @@ const BOUND_TENTHS: u64 = 9;
 /// it without being the limit. Twice the cgroup's default period of 100 ms
 /// (<https://docs.kernel.org/scheduler/sched-bwc.html>) outlasts any such burst.
 const BOUND_WINDOWS: u32 = 20;
-/// `--slack`'s default: small enough that the p99 schedule lag, which adds the timer's own
-/// lateness (tens of µs on a VM), stays under 100 µs.
-pub const DEFAULT_SLACK: Duration = Duration::from_micros(50);
+/// `--slack`'s default: below the gap between requests up to 50k req/s, where each request
+/// then leaves on time but for the timer's own lateness (tens of µs on a VM), so that the p99
+/// schedule lag stays under 100 µs; above, a wake-up serves two or more.
+pub const DEFAULT_SLACK: Duration = Duration::from_micros(20);
 /// The longest `--slack` accepted: wrk2 rounds its timers to whole milliseconds; ten of them
 /// would move the load the schedule states.
 pub const MAX_SLACK: Duration = Duration::from_millis(10);

@@ -12,6 +12,11 @@ use crate::ramp::Segment;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// How many slots [`Schedule::wake_ns`] looks ahead where it must draw or search for them:
+/// with more within the slack, the wake-up comes at the last of these, still within it (and
+/// one wake-up per 64 requests leaves nothing worth saving).
+const WAKE_LOOKAHEAD: usize = 64;
+
 /// Arrival process of the open model.
 #[derive(Debug)]
 pub struct Schedule {
@@ -42,7 +47,7 @@ enum Kind {
     },
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Poisson {
     k: u64,
     t_ns: f64,
@@ -144,6 +149,59 @@ impl Schedule {
         }
     }
 
+    /// When a worker should wake to serve the next unclaimed slots within `slack_ns` of the
+    /// first: the due time of the last of them, so that the first leaves at most the slack
+    /// late and the last on time (a lone slot, on time). `None` once all are claimed.
+    /// Uniform arrivals compute it; a ramp's and Poisson's are looked up at most
+    /// [`WAKE_LOOKAHEAD`] slots ahead.
+    pub fn wake_ns(&self, slack_ns: u64) -> Option<u64> {
+        let first = self.next_due_ns()?;
+        if slack_ns == 0 {
+            return Some(first);
+        }
+        let by = first.saturating_add(slack_ns);
+        match &self.kind {
+            Kind::Uniform { next, interval_ns } => {
+                let m = next.load(Ordering::Relaxed);
+                // This stripe's slots are `stride` intervals apart.
+                let step = *interval_ns * self.stride as f64;
+                let more = (slack_ns as f64 / step).floor() as u64;
+                let last = (m + more).min(self.own_limit().saturating_sub(1)).max(m);
+                Some(self.uniform_at(self.global(last), *interval_ns).min(by))
+            }
+            Kind::Ramp { next, segments } => {
+                let mut m = next.load(Ordering::Relaxed);
+                let mut at = first;
+                for _ in 0..WAKE_LOOKAHEAD {
+                    if m + 1 >= self.own_limit() {
+                        break;
+                    }
+                    let t = self.ramp_at(self.global(m + 1), segments);
+                    if t > by {
+                        break;
+                    }
+                    (m, at) = (m + 1, t);
+                }
+                Some(at)
+            }
+            Kind::Poisson { state, mean_gap_ns } => {
+                // The draws on a copy: the slots stay unclaimed.
+                let mut p = *state.lock().unwrap_or_else(|e| e.into_inner());
+                let mut at = first;
+                for _ in 0..WAKE_LOOKAHEAD {
+                    p.k += 1;
+                    p.t_ns += exp_gap(&mut p.rng, *mean_gap_ns);
+                    skip_to_stripe(&mut p, self.stride, self.phase, *mean_gap_ns);
+                    if p.k >= self.limit || p.t_ns as u64 > by {
+                        break;
+                    }
+                    at = p.t_ns as u64;
+                }
+                Some(at)
+            }
+        }
+    }
+
     /// Slots claimed so far (this process's).
     pub fn claimed(&self) -> u64 {
         match &self.kind {
@@ -184,7 +242,12 @@ impl Schedule {
                     return 0;
                 }
                 let t_s = (now_ns - self.start_ns) as f64 / 1e9;
-                let due = crate::ramp::count_at(segments, t_s).floor() as u64;
+                let mut due = crate::ramp::count_at(segments, t_s).floor() as u64;
+                // The count and its inverse round apart by a nanosecond: a slot is due when
+                // `ramp_at` (what `next_due_ns` tells) says so.
+                while self.ramp_at(due + 1, segments) <= now_ns {
+                    due += 1;
+                }
                 self.claim_counted(next, due, max, take, |k| self.ramp_at(k, segments))
             }
             Kind::Poisson { state, mean_gap_ns } => {
@@ -444,6 +507,66 @@ mod tests {
         let mut got = Vec::new();
         assert_eq!(s.claim(9_000_000, 10, |k, t| got.push((k, t))), 3);
         assert_eq!(got, [(1, 1_000_000), (5, 5_000_000), (9, 9_000_000)]);
+    }
+
+    /// The wake-up for a slack: the due time of the last unclaimed slot within the slack of
+    /// the next (uniform at 40k/s: a slot every 25 µs), never past the last slot.
+    #[test]
+    fn uniform_wakes_at_the_last_slot_within_the_slack() {
+        const US: u64 = 1_000;
+        for (slack, claimed, limit, want) in [
+            (0, 0, 100, 0),
+            (24 * US, 0, 100, 0),
+            (25 * US, 0, 100, 25 * US),
+            (60 * US, 0, 100, 50 * US),
+            (60 * US, 3, 100, 125 * US),
+            (1_000 * US, 97, 100, 99 * 25 * US),
+        ] {
+            let s = Schedule::uniform(40_000.0, 0, limit);
+            s.claim(claimed * 25 * US, claimed as usize, |_, _| {});
+            assert_eq!(
+                s.wake_ns(slack),
+                Some(want),
+                "slack {slack}, {claimed} claimed"
+            );
+        }
+        let done = Schedule::uniform(40_000.0, 0, 1);
+        done.claim(0, 1, |_, _| {});
+        assert_eq!(done.wake_ns(US), None);
+        // A stripe's slots are `stride` intervals apart: shard 1 of 2 owns 1, 3, 5, …
+        let s = Schedule::uniform(40_000.0, 0, 100).striped(crate::Shard::new(1, 2).unwrap());
+        assert_eq!(s.wake_ns(49 * US), Some(25 * US));
+        assert_eq!(s.wake_ns(50 * US), Some(75 * US));
+    }
+
+    /// Poisson and ramp schedules wake at one of their own slots within the slack of the
+    /// next, the last one there: claiming at the wake-up takes every slot due within it.
+    #[test]
+    fn drawn_schedules_wake_at_their_last_slot_within_the_slack() {
+        const US: u64 = 1_000;
+        let ramp = crate::Ramp::parse("10000:40000").unwrap().unwrap();
+        let segments = ramp.segments(
+            std::time::Duration::ZERO,
+            std::time::Duration::from_millis(200),
+        );
+        for (name, s) in [
+            ("poisson", Schedule::poisson(40_000.0, 0, 10_000, 42)),
+            ("ramp", Schedule::ramp(segments, 0, 10_000)),
+        ] {
+            for _ in 0..200 {
+                let first = s.next_due_ns().unwrap();
+                let wake = s.wake_ns(60 * US).unwrap();
+                assert!(
+                    (first..=first + 60 * US).contains(&wake),
+                    "{name}: {first} {wake}"
+                );
+                let mut last = 0;
+                s.claim(wake, 1_000, |_, t| last = t);
+                assert_eq!(last, wake, "{name}: the wake-up is a slot's due time");
+                // The next slot lies beyond the slack.
+                assert!(s.next_due_ns().unwrap() > first + 60 * US, "{name}");
+            }
+        }
     }
 
     #[test]

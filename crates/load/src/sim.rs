@@ -133,18 +133,45 @@ fn shared(
 pub fn simulate_open_shard(setup: SimSetup, shard: Option<Shard>) -> Recorder {
     // No naps and no slack: every request leaves when it is due, so shards replay the whole
     // run's instants exactly.
-    open_model(setup, shard, Coalesce::Off, Duration::ZERO).latency
+    open_model(
+        setup,
+        shard,
+        Coalesce::Off,
+        Duration::ZERO,
+        LateWakes::default(),
+    )
+    .latency
 }
 
 /// The open model with `--slack` and the default pacing, answers stamped by the kernel:
 /// returns the latency record and how many times the worker woke (a poll or a nap that moved
 /// the clock).
 pub fn simulate_open_slack(setup: SimSetup, slack: Duration) -> (Recorder, u64) {
-    let run = open_model(setup, None, Coalesce::Auto, slack);
+    let run = open_model(setup, None, Coalesce::Auto, slack, LateWakes::default());
     (run.latency, run.wakeups)
 }
 
-fn open_model(setup: SimSetup, shard: Option<Shard>, coalesce: Coalesce, slack: Duration) -> Open {
+/// Wake-ups that come late, as a busy host's timer's do: every `every`-th sleep on the timer
+/// ends `late_ns` after it was asked to (0: never).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LateWakes {
+    pub every: u64,
+    pub late_ns: u64,
+}
+
+/// [`simulate_open_slack`] on a timer that wakes the worker late now and then.
+pub fn simulate_open_late(setup: SimSetup, slack: Duration, late: LateWakes) -> (Recorder, u64) {
+    let run = open_model(setup, None, Coalesce::Auto, slack, late);
+    (run.latency, run.wakeups)
+}
+
+fn open_model(
+    setup: SimSetup,
+    shard: Option<Shard>,
+    coalesce: Coalesce,
+    slack: Duration,
+    late: LateWakes,
+) -> Open {
     let clock = SimClock::new();
     let mut config = sim_config(setup.connections);
     config.shard = shard;
@@ -164,6 +191,7 @@ fn open_model(setup: SimSetup, shard: Option<Shard>, coalesce: Coalesce, slack: 
     let conns = shared.config.own_connections();
     let mut io = SimIo::new(clock, &setup);
     io.stamps = coalesce != Coalesce::Off;
+    io.late = late;
     let wakeups = io.wakeups.clone();
     let sent = io.sent.clone();
     let latency = Worker::with_io(0, &shared, conns, None, io).run().latency;
@@ -187,7 +215,14 @@ pub struct Open {
 /// The open model with the default pacing: what every connection was asked, to check how
 /// the schedule spreads over the connections.
 pub fn simulate_open_spread(setup: SimSetup) -> Vec<u64> {
-    open_model(setup, None, Coalesce::Auto, Duration::ZERO).sent
+    open_model(
+        setup,
+        None,
+        Coalesce::Auto,
+        Duration::ZERO,
+        LateWakes::default(),
+    )
+    .sent
 }
 
 /// What the modelled server sends for every request.
@@ -223,6 +258,9 @@ struct SimIo {
     /// triggering would.
     unread: Vec<usize>,
     events: Vec<Readiness>,
+    /// Which naps end late, and by how much.
+    late: LateWakes,
+    naps: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -255,6 +293,8 @@ impl SimIo {
             sent: std::sync::Arc::new(std::sync::Mutex::new(vec![0; setup.connections])),
             unread: Vec::new(),
             events: Vec::new(),
+            late: LateWakes::default(),
+            naps: 0,
         }
     }
 
@@ -403,7 +443,13 @@ impl Io for SimIo {
     }
 
     fn nap(&mut self, ns: u64) {
-        self.clock.advance_ns(ns);
+        self.naps += 1;
+        let late = match self.late.every {
+            0 => 0,
+            every if self.naps.is_multiple_of(every) => self.late.late_ns,
+            _ => 0,
+        };
+        self.clock.advance_ns(ns + late);
         self.woke();
     }
 

@@ -1,6 +1,8 @@
 //! A worker: one pinned thread, its share of the connections, and the loop that runs them:
 //! reconnects and timeouts every 10 ms, open-model slots as they come due, a wait for readiness
-//! bounded by the next of those, then a nap after a small batch when [`Pacing`] allows one.
+//! bounded by the next of those, then a nap after a small batch when [`Pacing`] allows one
+//! (the open model, a connection ready: a poll that does not block, then a sleep on the
+//! timer to the next wake-up).
 //! What to send and how to book each event is the [`Dispatch`]'s; the sockets are an [`Io`]:
 //! epoll in a run, a modelled server in the simulation, which drives this same loop on a
 //! simulated clock.
@@ -136,13 +138,12 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             } else {
                 now
             };
-            let mut wait = self.wait_ns(now, next_hk);
-            if self.sleeps_through(wait) {
-                // Answers that arrive meanwhile are read by the poll after it, with the sends.
-                self.d.io.nap(wait);
-                wait = 0;
-            }
-            let Ok(polled) = self.d.io.poll(wait) else {
+            let wait = self.wait_ns(now, next_hk);
+            // Open model, a connection ready: the poll only hands the kernel this turn's sends
+            // and reads what came, and the worker then sleeps on its own timer to the next
+            // wake-up rather than being woken by each answer.
+            let through = self.sleeps_through(wait);
+            let Ok(polled) = self.d.io.poll(if through { 0 } else { wait }) else {
                 break self.s.clock.now_ns();
             };
             let polled_ns = self.s.clock.now_ns();
@@ -151,7 +152,11 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
                 let ev = self.d.io.event(k);
                 self.d.on_event(ev, polled_ns);
             }
-            self.nap_after(polled, next_hk);
+            if through {
+                self.sleep_through(next_hk);
+            } else {
+                self.nap_after(polled, next_hk);
+            }
         };
         self.finish(end_measure)
     }
@@ -224,16 +229,32 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             )
     }
 
+    /// Open model, after the poll that sent this turn's requests and read the answers that
+    /// came: sleeps to the next wake-up, timed from now (after the sends, which took their
+    /// time), when the rule still allows it. The loop then sends every request due by the time
+    /// it woke, however late that is, before it reads anything.
+    fn sleep_through(&mut self, next_hk: u64) {
+        if self.s.stop.load(Ordering::Relaxed) || self.finished() {
+            return;
+        }
+        let now = self.s.clock.now_ns();
+        let wait = self.wait_ns(now, next_hk);
+        if self.sleeps_through(wait) {
+            self.d.io.nap(wait);
+            self.pacing.waited(now, self.s.clock.now_ns());
+        }
+    }
+
     /// How long the next wait may last: to housekeeping, the end of the run, and (open model,
-    /// with a connection ready) the next due request plus the slack, so that one wake-up
-    /// serves every request due within it.
+    /// with a connection ready) the next wake-up, [`Schedule::wake_ns`]: the due time of the
+    /// last request due within `--slack` of the next, so that one wake-up serves them all.
     fn wait_ns(&self, now: u64, next_hk: u64) -> u64 {
         let mut until = next_hk.min(self.s.end_ns);
         if let Some(s) = &self.s.schedule
             && self.d.has_ready()
-            && let Some(due) = s.next_due_ns()
+            && let Some(wake) = s.wake_ns(self.slack_ns)
         {
-            until = until.min(due.saturating_add(self.slack_ns));
+            until = until.min(wake);
         }
         if !self.d.tally.is_measuring() {
             until = until.min(self.s.measure_start_ns);
