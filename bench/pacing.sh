@@ -18,7 +18,9 @@
 #            twelve's schedule lag (p99 and max, from its self-check) and the server's CPU per
 #            request beside each (its threads' schedstat over the run). Clients: twelve (the
 #            default --slack), twelve_1ms (--slack 1ms, wrk2's timer granularity), wrk2 -R,
-#            oha -q.
+#            oha -q. After each round, the machine's own timer (bench/tools/timer-probe.py:
+#            how late a thread on CPU 1 with 1 ns of timer slack wakes from sleeps of the gap
+#            between requests), the floor under twelve's schedule lag.
 #
 # Usage: bench/pacing.sh [OUTDIR]        (default bench/runs/<date>-pacing)
 # Env:   ROUNDS=3 DURATION=5 (seconds per run; DURATION_S too) RATES="1000 10000 40000"
@@ -165,7 +167,8 @@ reported() {
   echo "- bound: twelve serve uncapped on CPU 0, GET /json, -c64, closed model"
   echo "- capped: nginx (bench/peers/nginx-tfb.conf, on port $NGX_PORT) capped at 50% of CPU 0, GET /json, closed model;"
   echo "  clients ${CAPPED_CLIENTS[*]} (twelve_epoll: \`--io epoll\`)"
-  echo "- open: twelve serve uncapped on CPU 0, GET /json, -c64, the open model at each rate"
+  echo "- open: twelve serve uncapped on CPU 0, GET /json, -c64, the open model at each rate;"
+  echo "  after each round, bench/tools/timer-probe.py on CPU 1 (the timer's own lateness, 1 ns of timer slack)"
 } > "$OUT/README.md"
 
 TSV="$OUT/runs.tsv"
@@ -222,6 +225,10 @@ if on open; then
   for rate in $RATES; do
     for ((R = 1; R <= ROUNDS; R++)); do
       for c in $(order "${OPEN_CLIENTS[@]}"); do one open 64 "$rate" "$c" "$R" "http://127.0.0.1:$PORT/json" "$PORT"; done
+      # The machine's own timer in the same round: how late a thread on CPU 1 with the open
+      # model's timer slack (1 ns) wakes from sleeps of the gap between requests.
+      taskset -c 1 python3 "$ROOT/bench/tools/timer-probe.py" "$((1000000000 / rate))" "$DURATION_S" \
+        > "$OUT/raw/open-c64-r$rate-timer-$R.json"
     done
   done
 fi

@@ -126,8 +126,8 @@ if bound:
 opened = [r for r in rows if r["section"] == "open"]
 if opened:
     print("## Open model into twelve serve on CPU 0, -c64\n")
-    print("| rate | client | achieved req/s | client µs CPU/req | client cs/req | server µs CPU/req | server cs/req | twelve lag p99 µs | lag max µs |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| rate | client | achieved req/s | client µs CPU/req | client cs/req | server µs CPU/req | server cs/req | twelve lag p50 µs | lag p99 µs | lag max µs |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     cpu = {}
     for rate in sorted({r["rate"] for r in opened}, key=int):
         for c in ("twelve", "twelve_1ms", "wrk2", "oha"):
@@ -137,9 +137,27 @@ if opened:
             docs = [d for d in map(report, filter(answered, rs)) if d]
             p99 = med([d["self_check"].get("p99_schedule_lag_us") for d in docs]) if docs else None
             mx = med([d["self_check"].get("max_schedule_lag_us") for d in docs]) if docs else None
+            p50 = med([d["latency"].get("queue_wait", {}).get("p50_us") for d in docs]) if docs else None
             cpu[(rate, c)] = med([client_us(r) for r in rs])
             print(f"| {rate} | {c} | {fmt(med([rps(r) for r in rs]), '.0f')} | {fmt(cpu[(rate, c)], '.2f')} | {fmt(med([client_cs(r) for r in rs]), '.3f')} | "
-                  f"{fmt(med([server_us(r) for r in rs]), '.2f')} | {fmt(med([per_req(r, 'server_cs') for r in rs]), '.3f')} | {fmt(p99)} | {fmt(mx)} |")
+                  f"{fmt(med([server_us(r) for r in rs]), '.2f')} | {fmt(med([per_req(r, 'server_cs') for r in rs]), '.3f')} | {fmt(p50)} | {fmt(p99)} | {fmt(mx)} |")
+    probes = {}
+    for f in glob.glob(os.path.join(out, "raw", "open-c64-r*-timer-*.json")):
+        rate = os.path.basename(f).split("-")[2][1:]
+        try:
+            probes.setdefault(rate, []).append(json.load(open(f)))
+        except (OSError, ValueError):
+            pass
+    if probes:
+        print("\nThe machine's own timer in the same rounds (bench/tools/timer-probe.py: a thread on CPU 1 "
+              "with 1 ns of timer slack, sleeps of the gap between requests; lateness in µs, medians "
+              "over the rounds):\n")
+        print("| rate | sleeps | p50 | p90 | p99 | p99.9 | max |")
+        print("|---|---|---|---|---|---|---|")
+        for rate in sorted(probes, key=int):
+            ps = probes[rate]
+            print(f"| {rate} | {fmt(med([p['sleeps'] for p in ps]), '.0f')} | "
+                  + " | ".join(fmt(med([p[k] for p in ps])) for k in ("p50_us", "p90_us", "p99_us", "p999_us", "max_us")) + " |")
     print("\n## Targets\n")
     print("- schedule lag: twelve's p99 (default --slack) under 100 µs at every rate: "
           + ", ".join(f"{rate}: {fmt(med([d['self_check'].get('p99_schedule_lag_us') for d in map(report, filter(answered, runs('open', '64', rate, 'twelve'))) if d]))} µs"
