@@ -240,15 +240,7 @@ impl H2Conn {
             let id = self
                 .conn
                 .open(&mut self.out, tag, req.body.len() as u32, |enc, out| {
-                    request_head(
-                        enc,
-                        out,
-                        &req.method,
-                        scheme,
-                        &req.authority,
-                        &req.path,
-                        templated,
-                    );
+                    request_head(enc, out, &req.method, scheme, &req.authority, &req.path);
                     for (n, v) in &req.fields {
                         enc.field(out, n, v, how);
                     }

@@ -87,7 +87,7 @@ fn client(cfg: ClientConfig, settings: &[Setting], n: u32) -> ClientConn<u32> {
 
 fn get(c: &mut ClientConn<u32>, tag: u32) -> u32 {
     c.open(&mut Vec::new(), tag, 0, |enc, out| {
-        request_head(enc, out, b"GET", b"http", b"a", b"/", false)
+        request_head(enc, out, b"GET", b"http", b"a", b"/")
     })
 }
 
@@ -601,7 +601,7 @@ fn a_request_body_waits_for_the_servers_windows() {
     let body = [7u8; 25];
     let mut out = Vec::new();
     let id = c.open(&mut out, 0, body.len() as u32, |enc, out| {
-        request_head(enc, out, b"POST", b"http", b"a", b"/", false)
+        request_head(enc, out, b"POST", b"http", b"a", b"/")
     });
     assert_eq!(frames(&out)[0].1, flags::END_HEADERS, "no END_STREAM");
     out.clear();
@@ -622,6 +622,52 @@ fn a_request_body_waits_for_the_servers_windows() {
         [(kind::DATA, flags::END_STREAM, 1, vec![7; 15])]
     );
     assert_eq!(c.blocked().count(), 0);
+}
+
+/// Every request carries its `:path` as a literal without indexing (name from the static
+/// table, value Huffman-coded), as nghttp2 writes it; the other pseudo-fields come from the
+/// tables once the first request indexed them. Each block decodes to the same request.
+#[test]
+fn the_path_goes_literal_in_every_request_as_nghttp2_sends_it() {
+    let mut c = client(cfg(3), &[], 0);
+    let mut blocks = Vec::new();
+    for (tag, path) in [(0, "/plaintext"), (1, "/plaintext"), (2, "/")] {
+        let mut out = Vec::new();
+        c.open(&mut out, tag, 0, |enc, out| {
+            request_head(
+                enc,
+                out,
+                b"GET",
+                b"http",
+                b"127.0.0.1:8080",
+                path.as_bytes(),
+            )
+        });
+        blocks.push(frames(&out).remove(0).3);
+    }
+    // GET and http from the static table, :authority from the dynamic one (index 62), then
+    // :path: 0000 0100 (literal without indexing, name index 4), a Huffman length, the value.
+    assert_eq!(blocks[1][..4], [0x82, 0x86, 0xbe, 0x04]);
+    assert_eq!(blocks[1][4] & 0x80, 0x80, "Huffman-coded");
+    assert!(
+        blocks[0].ends_with(&blocks[1][3..]),
+        "the same literal as the first time"
+    );
+    // "/" is a whole entry of the static table (index 4): one octet.
+    assert_eq!(blocks[2], [0x82, 0x86, 0xbe, 0x84]);
+    let mut dec = crate::h2::hpack::Decoder::new(4096);
+    for (block, path) in blocks.iter().zip(["/plaintext", "/plaintext", "/"]) {
+        let mut seen = Vec::new();
+        dec.decode(block, 1 << 16, |n, v| seen.push((n.to_vec(), v.to_vec())))
+            .unwrap();
+        let want: [(&[u8], &[u8]); 4] = [
+            (b":method", b"GET"),
+            (b":scheme", b"http"),
+            (b":authority", b"127.0.0.1:8080"),
+            (b":path", path.as_bytes()),
+        ];
+        assert_eq!(seen, want.map(|(n, v)| (n.to_vec(), v.to_vec())));
+    }
 }
 
 /// The client against the server connection, in memory: its requests reach the server as
@@ -647,7 +693,7 @@ fn a_round_trip_against_the_server_connection() {
             let path = format!("/{sent}");
             let method: &[u8] = if post { b"POST" } else { b"GET" };
             let id = client.open(&mut c2s, sent, len, |enc, out| {
-                request_head(enc, out, method, b"http", b"a", path.as_bytes(), false);
+                request_head(enc, out, method, b"http", b"a", path.as_bytes());
             });
             if post {
                 client.data(&mut c2s, id, &big);
