@@ -28,6 +28,7 @@
 #        CLIENTS="h2load twelve" (twelve_nonap: twelve bench --coalesce off, which never naps;
 #        twelve_nap: --coalesce on, which naps whenever the pacing rule allows)
 #        PRIORITY=1 (0: leave CPU weights alone; see below)
+#        UA="h2load nghttp2/VERSION" (twelve's user-agent, h2load's by default; empty: none)
 # Needs root (the cgroup CPU cap), h2o, nghttp2-client (h2load), openssl, python3.
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
@@ -37,6 +38,9 @@ OUT=${1:-$ROOT/bench/runs/$(date +%F)-h2-client}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-4}; WARMUP=${WARMUP:-1}; CONNS=${CONNS:-64}
 STREAMS=${STREAMS:-1 10 100}; CAP=${CAP:-50}; MODES=${MODES:-uncapped capped}
 CLIENTS=${CLIENTS:-h2load twelve}; PROTOS=${PROTOS:-h2c h2}; PRIORITY=${PRIORITY:-1}
+# twelve sends the user-agent h2load sends ("h2load nghttp2/VERSION"), so that both clients'
+# requests are the same fields and cost the server the same to decode; UA= sends none.
+UA=${UA-$(h2load --version | head -1)}
 # The window the CPU figures are read over, in ms from the client's launch: inside the measured
 # part of the run with room at both ends (h2load exits DURATION after its warm-up ends, and the
 # readings themselves take a few ms).
@@ -48,10 +52,11 @@ mkdir -p "$OUT/raw"
 # A cgroup of this run's own for the cap (see bench/cpu-quota.sh), and one for the clients.
 export QUOTA_CGROUP=h2client-$$
 if [ -f /sys/fs/cgroup/cpu/cpu.shares ]; then CG_ROOT=/sys/fs/cgroup/cpu; else CG_ROOT=/sys/fs/cgroup; fi
-CLIENT_CG=$CG_ROOT/$QUOTA_CGROUP-client
-# PRIORITY=1: the capped server's cgroup and the clients' get the highest CPU weight, so that
-# other work on the host (a build on CPU 0 or 1) takes CPU from neither: the cap limits the
-# server and the client is not kept waiting. A no-op on a quiet host.
+CLIENT_CG=$CG_ROOT/$QUOTA_CGROUP-client; SERVER_CG=$CG_ROOT/$QUOTA_CGROUP-server
+# PRIORITY=1: the servers (uncapped in a cgroup of their own, capped in the cap's) and the
+# clients get the highest CPU weight, so that other work on the host (a build on CPU 0 or 1)
+# takes CPU from none of them: the cap or the client, not the host, is the limit. A no-op on
+# a quiet host.
 top_weight() { # CGROUP_DIR
   if [ -f "$1/cpu.shares" ]; then echo 262144 > "$1/cpu.shares"; else echo 10000 > "$1/cpu.weight"; fi
 }
@@ -60,8 +65,10 @@ if [ "$PRIORITY" = 1 ]; then
   if [ "$CG_ROOT" = /sys/fs/cgroup ]; then
     grep -qw cpu $CG_ROOT/cgroup.subtree_control || echo +cpu > $CG_ROOT/cgroup.subtree_control
   fi
-  mkdir -p "$CLIENT_CG"
-  top_weight "$CLIENT_CG"
+  mkdir -p "$CLIENT_CG" "$SERVER_CG"
+  top_weight "$CLIENT_CG"; top_weight "$SERVER_CG"
+  # This script too: its readings must come on time while server and client fill both CPUs.
+  echo $$ > "$CLIENT_CG/cgroup.procs"
   # shellcheck disable=SC2016  # expanded by the inner shell
   WRAP=(sh -c 'echo $$ > "$0"; exec "$@"' "$CLIENT_CG/cgroup.procs")
 fi
@@ -84,7 +91,8 @@ PIDS=()
 stop_all() {
   "$ROOT/bench/cpu-quota.sh" off $HO_C $HO_S >/dev/null 2>&1 || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
-  [ ! -d "$CLIENT_CG" ] || rmdir "$CLIENT_CG" 2>/dev/null || true
+  if [ -d "$CLIENT_CG" ]; then echo $$ > "$CG_ROOT/cgroup.procs"; fi
+  for cg in "$CLIENT_CG" "$SERVER_CG"; do [ ! -d "$cg" ] || rmdir "$cg" 2>/dev/null || true; done
   rm -rf "$DIR"
 }
 trap stop_all EXIT
@@ -120,9 +128,10 @@ done
   echo "- servers: one worker each, pinned to CPU 0; capped mode: h2o at $CAP% of CPU 0"
   echo "- clients: -t1 on CPU 1, -c$CONNS, ${DURATION}s measured after a ${WARMUP}s warm-up in the same run;"
   echo "  rounds are pairs (the order swapped every round); CPU read over each run's measured window"
+  echo "- twelve's user-agent: ${UA:-none} (h2load's own: $(h2load --version | head -1))"
   echo "- CPU weights: PRIORITY=$PRIORITY (1: capped server and clients in cgroups of the highest weight);" \
     "perf counts: ${EVENTS:-none (perf or its tracepoints missing)}"
-  echo "- command: \`bench/h2-client.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS STREAMS=\"$STREAMS\" CAP=$CAP MODES=\"$MODES\" CLIENTS=\"$CLIENTS\" PROTOS=\"$PROTOS\" WARMUP=$WARMUP)"
+  echo "- command: \`bench/h2-client.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS STREAMS=\"$STREAMS\" CAP=$CAP MODES=\"$MODES\" CLIENTS=\"$CLIENTS\" PROTOS=\"$PROTOS\" WARMUP=$WARMUP PRIORITY=$PRIORITY)"
 } > "$OUT/README.md"
 
 . "$ROOT/bench/ticks.sh"
@@ -211,11 +220,12 @@ run_h2load() { # URL STREAMS FILE
 run_twelve_nonap() { EXTRA="--coalesce off" run_twelve "$@"; }
 run_twelve_nap() { EXTRA="--coalesce on" run_twelve "$@"; }
 run_twelve() { # URL STREAMS FILE
-  local proto="--h2c ${EXTRA:-}"
+  local proto="--h2c ${EXTRA:-}" ua=()
   case $1 in https://*) proto="--h2 --cacert $DIR/ca.pem ${EXTRA:-}" ;; esac
+  [ -z "$UA" ] || ua=(-H "user-agent: $UA")
   # shellcheck disable=SC2086
   measure "$3" "$(basename "$BIN" | cut -c1-15)" timeout 60 "$BIN" bench $proto --streams "$2" \
-    --cpus 1 -t1 -c"$CONNS" -d"${DURATION}s" --warmup "${WARMUP}s" --timeout 5s "$1" --json
+    --cpus 1 -t1 -c"$CONNS" -d"${DURATION}s" --warmup "${WARMUP}s" --timeout 5s "${ua[@]}" "$1" --json
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$3" 2>/dev/null || echo 0
 }
 
@@ -226,6 +236,9 @@ echo window_ms >> "$TSV"
 read -ra ORDER <<< "$CLIENTS"
 for mode in $MODES; do
   servers="twelve=$TW_C:$TW_S h2o=$HO_C:$HO_S"
+  if [ "$PRIORITY" = 1 ]; then
+    for p in $(pids_on $TW_C) $(pids_on $HO_C); do echo "$p" > "$SERVER_CG/cgroup.procs"; done
+  fi
   if [ "$mode" = capped ]; then
     servers="h2o=$HO_C:$HO_S"
     "$ROOT/bench/cpu-quota.sh" "$CAP" $HO_C $HO_S > "$OUT/raw/quota.log"
