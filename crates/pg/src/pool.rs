@@ -89,6 +89,53 @@ impl Database {
 pub struct Pool {
     conns: Vec<Rc<Shared>>,
     next: Cell<usize>,
+    /// The connection the last pipeline took: the next one joins it while its queries are
+    /// still unsent (see [`choose`]).
+    last: Cell<usize>,
+}
+
+/// Queries that go on one connection, in the order made: PostgreSQL runs them in that order
+/// (a write queued behind reads runs after them). From [`Pool::pipeline`].
+pub struct Pipeline {
+    conn: Option<Rc<Shared>>,
+}
+
+/// What [`choose`] sees of a connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct State {
+    up: bool,
+    starting: bool,
+    /// Queries are queued on it that its driver has not written yet.
+    unsent: bool,
+}
+
+/// The connection a pipeline goes on (`None`: none is up or starting): the last one taken
+/// while it is up with queries unsent, so that every query of a turn of the worker's loop
+/// goes out in one write (the driver writes after the handlers of the turn ran); else the
+/// next one up in turn from `next` (advanced past it), spreading turns over the
+/// connections; else, while the first attempts are under way, the first one starting.
+fn choose(
+    n: usize,
+    state: impl Fn(usize) -> State,
+    last: usize,
+    next: &mut usize,
+) -> Option<usize> {
+    if last < n && state(last).up && state(last).unsent {
+        return Some(last);
+    }
+    let mut starting = None;
+    for _ in 0..n {
+        let i = *next % n;
+        *next = (i + 1) % n;
+        let s = state(i);
+        if s.up {
+            return Some(i);
+        }
+        if s.starting {
+            starting.get_or_insert(i);
+        }
+    }
+    starting
 }
 
 thread_local! {
@@ -116,45 +163,61 @@ impl Pool {
             let pool = Rc::new(Pool {
                 conns,
                 next: Cell::new(0),
+                last: Cell::new(0),
             });
             pools.borrow_mut().push((db.id, Rc::clone(&pool)));
             pool
         })
     }
 
-    /// Queues `stmt` with `params` on the next connection that is up (round robin), at once;
-    /// the [`Query`] resolves to its rows. While a worker's connections make their first
+    /// Queues `stmt` with `params` at once on a connection that is up (see [`choose`]); the
+    /// [`Query`] resolves to its rows. While a worker's connections make their first
     /// attempt, it waits in line for one; once they failed, [`Error::Unavailable`] at once
     /// until one is up again.
     pub fn query(&self, stmt: Statement, params: &[Param<'_>]) -> Query {
-        let n = self.conns.len();
-        let mut starting = None;
-        for _ in 0..n {
-            let i = self.next.get();
-            self.next.set((i + 1) % n);
+        self.pipeline().query(stmt, params)
+    }
+
+    /// A connection for queries that must run in order (see [`Pipeline`]), chosen as
+    /// [`Pool::query`] chooses one.
+    pub fn pipeline(&self) -> Pipeline {
+        let state = |i: usize| {
             let c = &self.conns[i];
-            if c.up.get() {
-                return Query {
-                    slot: Some(c.push(|out| encode(stmt, params, out))),
-                };
+            State {
+                up: c.up.get(),
+                starting: c.starting.get(),
+                unsent: !c.out.borrow().is_empty(),
             }
-            if c.starting.get() {
-                starting.get_or_insert(i);
-            }
+        };
+        let mut next = self.next.get();
+        let chosen = choose(self.conns.len(), state, self.last.get(), &mut next);
+        self.next.set(next);
+        if let Some(i) = chosen {
+            self.last.set(i);
         }
-        if let Some(i) = starting {
-            // The worker's first queries: in line for the first connection.
-            return Query {
-                slot: Some(self.conns[i].push(|out| encode(stmt, params, out))),
-            };
+        Pipeline {
+            conn: chosen.map(|i| Rc::clone(&self.conns[i])),
         }
-        count_error(Error::Unavailable);
-        Query { slot: None }
     }
 
     /// Whether a connection is up.
     pub fn is_up(&self) -> bool {
         self.conns.iter().any(|c| c.up.get())
+    }
+}
+
+impl Pipeline {
+    /// Queues `stmt` with `params` on the pipeline's connection, behind its earlier queries.
+    pub fn query(&self, stmt: Statement, params: &[Param<'_>]) -> Query {
+        match &self.conn {
+            Some(c) if c.up.get() || c.starting.get() => Query {
+                slot: Some(c.push(|out| encode(stmt, params, out))),
+            },
+            _ => {
+                count_error(Error::Unavailable);
+                Query { slot: None }
+            }
+        }
     }
 }
 
@@ -225,6 +288,70 @@ impl Future for Query {
         match slot.error.get() {
             Some(e) => Poll::Ready(Err(e)),
             None => Poll::Ready(Ok(std::mem::take(&mut *slot.rows.borrow_mut()))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UP: State = State {
+        up: true,
+        starting: false,
+        unsent: false,
+    };
+    const BUSY: State = State {
+        up: true,
+        starting: false,
+        unsent: true,
+    };
+    const DOWN: State = State {
+        up: false,
+        starting: false,
+        unsent: false,
+    };
+    const STARTING: State = State {
+        up: false,
+        starting: true,
+        unsent: false,
+    };
+
+    #[test]
+    fn a_turn_stays_on_one_connection_and_turns_rotate() {
+        // (connections, last, next) -> (chosen, next after)
+        type Case = (&'static [State], usize, usize, Option<usize>, usize);
+        let cases: &[Case] = &[
+            // Queries of this turn are unsent on the last one: join them.
+            (&[UP, BUSY], 1, 0, Some(1), 0),
+            (&[BUSY, UP], 0, 1, Some(0), 1),
+            // Nothing unsent: the next one in turn.
+            (&[UP, UP], 0, 1, Some(1), 0),
+            (&[UP, UP], 1, 0, Some(0), 1),
+            (&[UP, UP, UP], 0, 2, Some(2), 0),
+            // The next one is down: skipped.
+            (&[UP, DOWN], 0, 1, Some(0), 1),
+            // The last one is unsent but failed since: the next one up.
+            (&[DOWN, UP], 0, 0, Some(1), 0),
+            // Unsent on another than the last: rotation as usual.
+            (&[UP, BUSY], 0, 0, Some(0), 1),
+            // None up: the first starting one, in turn from next; none at all: None.
+            (&[STARTING, STARTING], 0, 1, Some(1), 1),
+            (&[DOWN, STARTING], 0, 0, Some(1), 0),
+            (&[DOWN, DOWN], 0, 0, None, 0),
+            // One connection.
+            (&[UP], 0, 0, Some(0), 0),
+            (&[BUSY], 0, 0, Some(0), 0),
+            (&[], 0, 0, None, 0),
+        ];
+        for &(states, last, next, want, want_next) in cases {
+            let mut n = next;
+            let got = choose(states.len(), |i| states[i], last, &mut n);
+            assert_eq!(
+                (got, n),
+                (want, want_next),
+                "{states:?} last {last} next {next}"
+            );
         }
     }
 }

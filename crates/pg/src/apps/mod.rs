@@ -7,18 +7,27 @@ pub mod httparena;
 pub mod techempower;
 
 /// HTML escaping of text content (the five characters of OWASP's rule 1, as TechEmpower's
-/// fortunes test requires: `<script>` in a fortune must arrive inert).
-pub(crate) fn escape_html(s: &str, out: &mut Vec<u8>) {
-    for &b in s.as_bytes() {
-        match b {
-            b'<' => out.extend_from_slice(b"&lt;"),
-            b'>' => out.extend_from_slice(b"&gt;"),
-            b'&' => out.extend_from_slice(b"&amp;"),
-            b'"' => out.extend_from_slice(b"&quot;"),
-            b'\'' => out.extend_from_slice(b"&#x27;"),
-            _ => out.push(b),
-        }
+/// fortunes test requires: `<script>` in a fortune must arrive inert). The runs between
+/// special characters go out whole, one copy each rather than a push per byte. Bytes, not
+/// `str`: the database's text is UTF-8 (the connection asks `client_encoding` UTF8), and
+/// escaping works on ASCII alone, so it needs no validation.
+pub(crate) fn escape_html(b: &[u8], out: &mut Vec<u8>) {
+    out.reserve(b.len());
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let entity: &[u8] = match c {
+            b'<' => b"&lt;",
+            b'>' => b"&gt;",
+            b'&' => b"&amp;",
+            b'"' => b"&quot;",
+            b'\'' => b"&#x27;",
+            _ => continue,
+        };
+        out.extend_from_slice(&b[start..i]);
+        out.extend_from_slice(entity);
+        start = i + 1;
     }
+    out.extend_from_slice(&b[start..]);
 }
 
 /// A small, fast random number generator per worker thread (xorshift64*): the ids the
@@ -50,13 +59,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_the_five() {
-        let mut out = Vec::new();
-        escape_html("<script>alert(\"x\" & 'y')</script>", &mut out);
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "&lt;script&gt;alert(&quot;x&quot; &amp; &#x27;y&#x27;)&lt;/script&gt;"
-        );
+    fn escapes_the_five_and_keeps_the_rest() {
+        for (text, want) in [
+            ("", ""),
+            ("plain", "plain"),
+            (
+                "<script>alert(\"x\" & 'y')</script>",
+                "&lt;script&gt;alert(&quot;x&quot; &amp; &#x27;y&#x27;)&lt;/script&gt;",
+            ),
+            ("&", "&amp;"),
+            ("a<", "a&lt;"),
+            (">b", "&gt;b"),
+            ("<<>>", "&lt;&lt;&gt;&gt;"),
+            ("フレーム<ワーク>", "フレーム&lt;ワーク&gt;"),
+            ("a&b\"c'd", "a&amp;b&quot;c&#x27;d"),
+        ] {
+            let mut out = b"[".to_vec();
+            escape_html(text.as_bytes(), &mut out);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!("[{want}"),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
