@@ -27,6 +27,9 @@ const BACKOFF_MAX: Duration = Duration::from_secs(1);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bytes read from the socket at a time.
 const READ_BYTES: usize = 64 * 1024;
+/// Longest backend message taken (PostgreSQL's own limit on a field is 1 GB; the apps' rows
+/// are far below this): a longer length is a broken stream, not a reason to allocate it.
+const MAX_MESSAGE: usize = 256 << 20;
 
 /// A query's place in line: its rows, its outcome, the task that awaits it.
 #[derive(Default)]
@@ -114,9 +117,13 @@ pub(crate) async fn drive(db: Rc<Database>, shared: Rc<Shared>) {
     }
 }
 
-/// Writes what is queued and reads answers until the connection fails.
-async fn serve(stream: &Stream, mut rbuf: BytesMut, shared: &Shared) -> Result<(), Error> {
-    let mut scratch = Vec::with_capacity(READ_BYTES);
+/// Writes what is queued and reads answers until the connection fails. Answers are read
+/// straight into `rbuf` (no copy in between), as many as have arrived per `recv`.
+async fn serve(stream: &Stream, rbuf: BytesMut, shared: &Shared) -> Result<(), Error> {
+    let mut rbuf = rbuf.to_vec();
+    rbuf.reserve(READ_BYTES);
+    // Bytes of `rbuf` already handed out.
+    let mut start = 0;
     poll_fn(|cx| {
         *shared.driver.borrow_mut() = Some(cx.waker().clone());
         for _ in 0..ROUNDS {
@@ -134,13 +141,13 @@ async fn serve(stream: &Stream, mut rbuf: BytesMut, shared: &Shared) -> Result<(
                     }
                 }
             }
-            scratch.clear();
-            match stream.poll_read(cx, &mut scratch) {
+            make_room(&mut rbuf, &mut start);
+            match stream.poll_read(cx, &mut rbuf) {
                 Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Poll::Ready(Err(Error::Lost)),
-                Poll::Ready(Ok(n)) => {
-                    rbuf.extend_from_slice(&scratch[..n]);
-                    if let Err(e) = answer(&mut rbuf, shared) {
-                        return Poll::Ready(Err(e));
+                Poll::Ready(Ok(_)) => {
+                    match answer(&rbuf[start..], shared) {
+                        Ok(used) => start += used,
+                        Err(e) => return Poll::Ready(Err(e)),
                     }
                     progress = true;
                 }
@@ -160,52 +167,100 @@ async fn serve(stream: &Stream, mut rbuf: BytesMut, shared: &Shared) -> Result<(
 /// Write-and-read rounds of one poll of the driver.
 const ROUNDS: usize = 32;
 
-/// Hands every complete message in `rbuf` to the query at the front of the line.
-fn answer(rbuf: &mut BytesMut, shared: &Shared) -> Result<(), Error> {
-    loop {
-        let msg = match Message::parse(rbuf) {
-            Ok(Some(m)) => m,
-            Ok(None) => return Ok(()),
-            Err(_) => return Err(Error::Protocol),
-        };
+/// Least free space a read is given.
+const READ_ROOM: usize = READ_BYTES / 4;
+
+/// Drops the bytes of `rbuf` before `start` (handed out) when that is all of it or when the
+/// free space runs short, and keeps at least [`READ_ROOM`] free (more when one message is
+/// longer).
+fn make_room(rbuf: &mut Vec<u8>, start: &mut usize) {
+    if *start == rbuf.len() {
+        rbuf.clear();
+        *start = 0;
+    } else if *start > 0 && rbuf.capacity() - rbuf.len() < READ_ROOM {
+        rbuf.drain(..*start);
+        *start = 0;
+    }
+    // A message longer than what is free waits for the rest: room for all of it.
+    let need = match rbuf[*start..] {
+        [_, a, b, c, d, ..] => (1 + i32::from_be_bytes([a, b, c, d]).max(4) as usize)
+            .min(MAX_MESSAGE)
+            .saturating_sub(rbuf.len() - *start),
+        _ => 0,
+    };
+    rbuf.reserve(need.max(READ_ROOM));
+}
+
+/// A backend message: its type byte, its body and its whole length.
+type Framed<'a> = (u8, &'a [u8], usize);
+
+/// A backend message's type byte, its body and its whole length, if `buf` holds all of it;
+/// `Err` for a length shorter than its own 4 bytes (PostgreSQL protocol, "Message Formats").
+fn message(buf: &[u8]) -> Result<Option<Framed<'_>>, Error> {
+    let Some(&[tag, a, b, c, d]) = buf.first_chunk::<5>() else {
+        return Ok(None);
+    };
+    let len = i32::from_be_bytes([a, b, c, d]);
+    if !(4..MAX_MESSAGE as i32).contains(&len) {
+        return Err(Error::Protocol);
+    }
+    let total = 1 + len as usize;
+    Ok(buf.get(5..total).map(|body| (tag, body, total)))
+}
+
+/// Hands every complete message in `buf` to the query at the front of the line; returns the
+/// bytes used (a partial message stays for the next read).
+fn answer(buf: &[u8], shared: &Shared) -> Result<usize, Error> {
+    let mut used = 0;
+    while let Some((tag, body, len)) = message(&buf[used..])? {
+        used += len;
         let queue = shared.queue.borrow();
         let Some(front) = queue.front() else {
             // Nothing asked: a notice, a parameter change; anything else is out of step.
-            match msg {
-                Message::NoticeResponse(_) | Message::ParameterStatus(_) => continue,
+            match tag {
+                b'N' | b'S' => continue,
                 _ => return Err(Error::Protocol),
             }
         };
-        match msg {
-            Message::DataRow(row) => front.rows.borrow_mut().rows.push(row),
-            Message::ErrorResponse(body) => front.error.set(Some(sqlstate(&body))),
-            Message::ReadyForQuery(_) => {
+        match tag {
+            b'D' if !front.rows.borrow_mut().push(body) => return Err(Error::Protocol),
+            b'E' => front.error.set(Some(sqlstate(body))),
+            b'Z' => {
                 drop(queue);
                 if let Some(slot) = shared.queue.borrow_mut().pop_front() {
                     let e = slot.error.take();
                     slot.finish(e);
                 }
             }
+            // BindComplete, CommandComplete, a notice, ...
             _ => {}
         }
     }
+    Ok(used)
 }
 
-/// The SQLSTATE of an error (`XX000` if it has none).
-fn sqlstate(body: &postgres_protocol::message::backend::ErrorResponseBody) -> Error {
-    let mut fields = body.fields();
-    while let Ok(Some(f)) = fields.next() {
-        if f.type_() == b'C'
-            && let Ok(code) = <[u8; 5]>::try_from(f.value_bytes())
+/// The SQLSTATE of an `ErrorResponse` body (`XX000` if it has none): fields of a type byte
+/// and a NUL-terminated string, up to a NUL type byte.
+fn sqlstate(mut body: &[u8]) -> Error {
+    while let Some((&kind, rest)) = body.split_first() {
+        let Some(end) = rest.iter().position(|&b| b == 0) else {
+            break;
+        };
+        if kind == 0 {
+            break;
+        }
+        if kind == b'C'
+            && let Ok(code) = <[u8; 5]>::try_from(&rest[..end])
         {
             return Error::Db(code);
         }
+        body = &rest[end + 1..];
     }
     Error::Db(*b"XX000")
 }
 
 /// The error's message, for a refused start-up.
-fn message(body: &postgres_protocol::message::backend::ErrorResponseBody) -> String {
+fn error_message(body: &postgres_protocol::message::backend::ErrorResponseBody) -> String {
     let mut fields = body.fields();
     let mut text = String::from("(no message)");
     while let Ok(Some(f)) = fields.next() {
@@ -249,7 +304,7 @@ pub(crate) async fn connect(db: &Database) -> Result<(Stream, BytesMut), Connect
                 Message::ErrorResponse(body) => {
                     return Err(ConnectError::Refused(format!(
                         "preparing a statement: {}",
-                        message(&body)
+                        error_message(&body)
                     )));
                 }
                 Message::ReadyForQuery(_) => return Ok((stream, rbuf)),
@@ -371,7 +426,9 @@ async fn authenticate(
                     .ok_or(ConnectError::Unsupported("SASL out of order"))?;
                 s.finish(body.data()).map_err(|e| io(t, e))?;
             }
-            Message::ErrorResponse(body) => return Err(ConnectError::Refused(message(&body))),
+            Message::ErrorResponse(body) => {
+                return Err(ConnectError::Refused(error_message(&body)));
+            }
             Message::ReadyForQuery(_) => return Ok(()),
             Message::AuthenticationGss
             | Message::AuthenticationKerberosV5
@@ -402,4 +459,152 @@ async fn first<A: std::future::Future>(
         b.as_mut().poll(cx).map(|()| None)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    /// A `DataRow` of one `int4`.
+    fn row(v: i32) -> Vec<u8> {
+        let mut b = 1u16.to_be_bytes().to_vec();
+        b.extend_from_slice(&4i32.to_be_bytes());
+        b.extend_from_slice(&v.to_be_bytes());
+        msg(b'D', &b)
+    }
+
+    fn error(fields: &[(u8, &str)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (k, v) in fields {
+            b.push(*k);
+            b.extend_from_slice(v.as_bytes());
+            b.push(0);
+        }
+        b.push(0);
+        b
+    }
+
+    #[test]
+    fn messages_are_cut_by_their_length() {
+        let z = msg(b'Z', b"I");
+        let mut two = z.clone();
+        two.extend(msg(b'C', b"SELECT 1\0"));
+        type Case<'a> = (&'a [u8], Result<Option<Framed<'a>>, Error>);
+        let cases: &[Case<'_>] = &[
+            (b"", Ok(None)),
+            (&z[..4], Ok(None)),
+            (&z[..5], Ok(None)),
+            (&z, Ok(Some((b'Z', b"I", 6)))),
+            (&two, Ok(Some((b'Z', b"I", 6)))),
+            (&[b'1', 0, 0, 0, 4], Ok(Some((b'1', b"", 5)))),
+            (&[b'Z', 0, 0, 0, 3, 0], Err(Error::Protocol)),
+            (&[b'Z', 0xff, 0xff, 0xff, 0xff], Err(Error::Protocol)),
+            (&[b'D', 0x7f, 0xff, 0xff, 0xff], Err(Error::Protocol)),
+        ];
+        for (buf, want) in cases {
+            assert_eq!(&message(buf), want, "{buf:?}");
+        }
+    }
+
+    #[test]
+    fn sqlstate_is_the_c_field() {
+        let cases: &[(Vec<u8>, [u8; 5])] = &[
+            (
+                error(&[(b'S', "ERROR"), (b'C', "23505"), (b'M', "dup")]),
+                *b"23505",
+            ),
+            (error(&[(b'C', "57P01")]), *b"57P01"),
+            (error(&[(b'S', "ERROR"), (b'M', "no code")]), *b"XX000"),
+            (error(&[(b'C', "123")]), *b"XX000"),
+            (error(&[]), *b"XX000"),
+            (b"C40001".to_vec(), *b"XX000"),
+            (Vec::new(), *b"XX000"),
+        ];
+        for (body, want) in cases {
+            assert_eq!(sqlstate(body), Error::Db(*want), "{body:?}");
+        }
+    }
+
+    #[test]
+    fn answers_go_to_the_queries_in_line_whatever_the_reads_cut() {
+        // Two queries: rows 7 and 8 then success; an error. A notice between.
+        let mut stream = Vec::new();
+        for m in [
+            msg(b'2', b""),
+            row(7),
+            row(8),
+            msg(b'C', b"SELECT 2\0"),
+            msg(b'Z', b"I"),
+            msg(b'N', &error(&[(b'M', "hi")])),
+            msg(b'E', &error(&[(b'C', "22P02")])),
+            msg(b'Z', b"I"),
+        ] {
+            stream.extend(m);
+        }
+        for cut in 0..=stream.len() {
+            let shared = Shared::default();
+            let a = shared.push(|_| {});
+            let b = shared.push(|_| {});
+            let mut buf = Vec::new();
+            let mut start = 0;
+            for part in [&stream[..cut], &stream[cut..]] {
+                buf.extend_from_slice(part);
+                start += answer(&buf[start..], &shared).unwrap();
+            }
+            assert_eq!(start, stream.len(), "cut at {cut}");
+            assert!(a.done.get() && b.done.get(), "cut at {cut}");
+            assert_eq!(a.error.get(), None);
+            let rows = a.rows.take();
+            let ints: Vec<_> = rows.iter().map(|r| r.int(0)).collect();
+            assert_eq!(ints, [Some(7), Some(8)], "cut at {cut}");
+            assert_eq!(b.error.get(), Some(Error::Db(*b"22P02")));
+            assert!(shared.queue.borrow().is_empty());
+        }
+    }
+
+    #[test]
+    fn out_of_step_answers_are_a_protocol_error() {
+        let shared = Shared::default();
+        // With no query in line, a notice or a parameter status passes; a row does not.
+        assert_eq!(answer(&msg(b'N', &error(&[])), &shared), Ok(6));
+        assert_eq!(answer(&msg(b'S', b"a\0b\0"), &shared), Ok(9));
+        assert_eq!(answer(&row(1), &shared), Err(Error::Protocol));
+        let q = shared.push(|_| {});
+        assert_eq!(answer(&msg(b'D', b"\0"), &shared), Err(Error::Protocol));
+        assert!(!q.done.get());
+    }
+
+    #[test]
+    fn room_is_made_by_dropping_what_was_handed_out() {
+        // (bytes in the buffer, handed out) -> handed out after, bytes kept
+        let cases: &[(usize, usize, usize, usize)] =
+            &[(0, 0, 0, 0), (100, 100, 0, 0), (100, 40, 40, 100)];
+        for &(len, start, want_start, want_len) in cases {
+            let mut buf = vec![0u8; len];
+            buf.shrink_to_fit();
+            buf.reserve(READ_BYTES);
+            let mut s = start;
+            make_room(&mut buf, &mut s);
+            assert_eq!((s, buf.len()), (want_start, want_len), "{len} {start}");
+            assert!(buf.capacity() - buf.len() >= READ_ROOM);
+        }
+        // Short of room with bytes handed out: they go, the rest moves to the front.
+        let mut buf = Vec::with_capacity(READ_ROOM + 10);
+        buf.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        let mut s = 10;
+        make_room(&mut buf, &mut s);
+        assert_eq!((s, &buf[..]), (0, &[11u8, 12][..]));
+        // A long message that has begun: room for all of it.
+        let mut buf = vec![b'D', 0, 0x10, 0, 0];
+        let mut s = 0;
+        make_room(&mut buf, &mut s);
+        assert!(buf.capacity() > 0x10_0000);
+    }
 }

@@ -1,39 +1,64 @@
-//! The rows a query returned, as the server sent them (`DataRow` bodies, binary format: no
-//! copy, no parse until a field is read).
+//! The rows a query returned, as the server sent them (`DataRow` bodies, binary format):
+//! copied into one buffer per query as they arrive, parsed only when a field is read.
 
-use postgres_protocol::message::backend::DataRowBody;
-
-/// A query's rows.
+/// A query's rows: each row's fields (the `DataRow` body after its column count), prefixed
+/// with their length, one after another in one buffer (one allocation however many rows).
 #[derive(Default)]
 pub struct Rows {
-    pub(crate) rows: Vec<DataRowBody>,
+    data: Vec<u8>,
+    n: usize,
 }
 
 impl std::fmt::Debug for Rows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Rows({})", self.rows.len())
+        write!(f, "Rows({})", self.n)
     }
 }
 
+/// Bytes of the length before each row in [`Rows`]'s buffer.
+const LEN: usize = 4;
+
 impl Rows {
+    /// Adds a row from a `DataRow` message's body (a 2-byte column count, then the fields);
+    /// `false` if the body is too short to be one.
+    pub(crate) fn push(&mut self, body: &[u8]) -> bool {
+        let Some(fields) = body.get(2..) else {
+            return false;
+        };
+        let Ok(len) = u32::try_from(fields.len()) else {
+            return false;
+        };
+        self.data.reserve(LEN + fields.len());
+        self.data.extend_from_slice(&len.to_ne_bytes());
+        self.data.extend_from_slice(fields);
+        self.n += 1;
+        true
+    }
+
     /// How many rows.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.n
     }
 
     /// No rows.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.n == 0
     }
 
     /// Row `i`.
     pub fn get(&self, i: usize) -> Option<Row<'_>> {
-        self.rows.get(i).map(|r| Row(r.buffer()))
+        self.iter().nth(i)
     }
 
     /// Every row, in order.
     pub fn iter(&self) -> impl Iterator<Item = Row<'_>> + '_ {
-        self.rows.iter().map(|r| Row(r.buffer()))
+        let mut rest = self.data.as_slice();
+        std::iter::from_fn(move || {
+            let (len, tail) = rest.split_first_chunk::<LEN>()?;
+            let (row, tail) = tail.split_at_checked(u32::from_ne_bytes(*len) as usize)?;
+            rest = tail;
+            Some(Row(row))
+        })
     }
 }
 
@@ -123,6 +148,44 @@ mod tests {
         assert_eq!(r.bool(3), Some(true));
         assert_eq!(r.jsonb(4), Some("[\"a\"]"));
         assert_eq!(r.bytes(5), None, "past the row");
+    }
+
+    #[test]
+    fn rows_keep_their_order_and_fields() {
+        let bodies: Vec<Vec<u8>> = [
+            vec![Some(&1i32.to_be_bytes()[..]), Some(b"one")],
+            vec![Some(&2i32.to_be_bytes()[..]), None],
+            vec![],
+            vec![Some(&3i32.to_be_bytes()[..]), Some(b"")],
+        ]
+        .iter()
+        .map(|fields| {
+            let mut b = (fields.len() as u16).to_be_bytes().to_vec();
+            b.extend(body(fields));
+            b
+        })
+        .collect();
+        let mut rows = Rows::default();
+        assert!(rows.is_empty());
+        assert!(rows.get(0).is_none());
+        for b in &bodies {
+            assert!(rows.push(b));
+        }
+        assert!(!rows.push(&[0]), "a body shorter than its column count");
+        assert_eq!(rows.len(), 4);
+        let got: Vec<(Option<i32>, Option<&str>)> =
+            rows.iter().map(|r| (r.int(0), r.text(1))).collect();
+        assert_eq!(
+            got,
+            [
+                (Some(1), Some("one")),
+                (Some(2), None),
+                (None, None),
+                (Some(3), Some(""))
+            ]
+        );
+        assert_eq!(rows.get(3).and_then(|r| r.int(0)), Some(3));
+        assert!(rows.get(4).is_none());
     }
 
     #[test]
