@@ -1,5 +1,9 @@
 //! The rows a query returned, as the server sent them (`DataRow` bodies, binary format):
-//! copied into one buffer per query as they arrive, parsed only when a field is read.
+//! copied into one buffer per query as they arrive, parsed only when a field is read. The
+//! buffers are kept for reuse on their thread ([`SPARE`]): a worker's queries allocate none
+//! once it has as many as it holds at a time.
+
+use std::cell::RefCell;
 
 /// A query's rows: each row's fields (the `DataRow` body after its column count), prefixed
 /// with their length, one after another in one buffer (one allocation however many rows).
@@ -17,6 +21,34 @@ impl std::fmt::Debug for Rows {
 
 /// Bytes of the length before each row in [`Rows`]'s buffer.
 const LEN: usize = 4;
+/// Buffers kept for reuse per thread, and the largest kept.
+const SPARE_BUFFERS: usize = 256;
+const SPARE_BYTES: usize = 16 * 1024;
+/// A new buffer's size: a few rows, TechEmpower's fortunes without growing.
+const FIRST_BYTES: usize = 2048;
+
+thread_local! {
+    /// Emptied buffers of dropped [`Rows`], for the next ones.
+    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Drop for Rows {
+    fn drop(&mut self) {
+        let mut data = std::mem::take(&mut self.data);
+        if data.capacity() == 0 || data.capacity() > SPARE_BYTES {
+            return;
+        }
+        data.clear();
+        // `try_with`: a `Rows` dropped as its thread ends finds the list gone.
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut()
+                && s.len() < SPARE_BUFFERS
+            {
+                s.push(data);
+            }
+        });
+    }
+}
 
 impl Rows {
     /// Adds a row from a `DataRow` message's body (a 2-byte column count, then the fields);
@@ -28,6 +60,13 @@ impl Rows {
         let Ok(len) = u32::try_from(fields.len()) else {
             return false;
         };
+        if self.data.capacity() == 0 {
+            self.data = SPARE
+                .try_with(|s| s.try_borrow_mut().ok()?.pop())
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Vec::with_capacity(FIRST_BYTES));
+        }
         self.data.reserve(LEN + fields.len());
         self.data.extend_from_slice(&len.to_ne_bytes());
         self.data.extend_from_slice(fields);
@@ -186,6 +225,31 @@ mod tests {
         );
         assert_eq!(rows.get(3).and_then(|r| r.int(0)), Some(3));
         assert!(rows.get(4).is_none());
+    }
+
+    #[test]
+    fn buffers_are_reused_and_come_back_empty() {
+        let mut body = 1u16.to_be_bytes().to_vec();
+        body.extend(super::tests::body(&[Some(b"x")]));
+        let spare = || SPARE.with(|s| s.borrow().len());
+        let mut a = Rows::default();
+        assert!(a.push(&body) && a.push(&body));
+        let before = spare();
+        drop(a);
+        assert_eq!(spare(), before + 1, "a dropped buffer is kept");
+        let mut b = Rows::default();
+        assert!(b.push(&body));
+        assert_eq!(spare(), before, "and taken by the next rows");
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.iter().map(|r| r.text(0)).collect::<Vec<_>>(), [Some("x")]);
+        // Rows that never held one give none back; an outsized one is not kept.
+        drop(Rows::default());
+        let mut big = Rows::default();
+        let mut wide = 1u16.to_be_bytes().to_vec();
+        wide.extend(super::tests::body(&[Some(&[7u8; SPARE_BYTES][..])]));
+        assert!(big.push(&wide));
+        drop(big);
+        assert_eq!(spare(), before);
     }
 
     #[test]
