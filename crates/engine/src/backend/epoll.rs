@@ -14,6 +14,7 @@
 //! after a full buffer, the rest of a partial send, a file body, a shutdown) it gets with a
 //! syscall, as a lone connection would. Where io_uring is unavailable no drive is batched.
 
+use super::alarm::Alarm;
 use super::deadlines::{self, Timers};
 use super::drive::{self, Drive, Want};
 use super::later::{self, Later};
@@ -35,6 +36,8 @@ use twelve_tls::Session;
 const WAKE: u64 = u64::MAX;
 /// Token of the async runtime's epoll set (`crate::rt`): below every listener's.
 const RT_IO: u64 = u64::MAX - (1 << 20);
+/// Token of the worker's alarm (`super::alarm`), below the runtime's.
+const ALARM: u64 = RT_IO - 1;
 /// Tokens of listeners: `LISTENER_BASE - i`.
 const LISTENER_BASE: u64 = u64::MAX - 1;
 /// Events taken per `epoll_wait`.
@@ -82,6 +85,8 @@ struct Worker {
     setup: WorkerSetup,
     slab: Slab<Live>,
     timers: Timers,
+    /// The deadline of the next wait, on a timerfd the wait watches.
+    alarm: Alarm,
     gate: Gate,
     clock: Clock,
     /// `None` where io_uring is unavailable: no drive is batched then.
@@ -121,6 +126,13 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
     ) {
         return setup.wait_failed("epoll_ctl (async runtime)", &e);
     }
+    let mut alarm = Alarm::new();
+    if let Some(fd) = alarm.fd()
+        && epoll::add(&epoll, fd, EventData::new_u64(ALARM), EventFlags::IN).is_err()
+    {
+        // Every wait carries its timeout then.
+        alarm.drop_fd();
+    }
     // TLS connections run their drives one by one: a batch lends `Conn`'s plaintext buffers
     // straight to the kernel, with no TLS layer between. A worker with plain listeners too
     // batches their connections still.
@@ -135,6 +147,7 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         setup,
         slab: Slab::default(),
         timers: Timers::new(clock.now_ms()),
+        alarm,
         clock,
         gate: Gate::default(),
         batch,
@@ -184,8 +197,11 @@ impl Worker {
             let timeout = match &self.later {
                 Some(l) => l.timeout_ms(timeout, now),
                 None => timeout,
-            }
-            .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX));
+            };
+            let timeout = self
+                .alarm
+                .timeout_ms(timeout, now)
+                .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX));
             match twelve_sys::epoll::wait(self.epoll.as_fd(), &mut events, timeout) {
                 Ok(_) => {}
                 // A profiler or strace attaching interrupts the wait: just wait again.
@@ -200,6 +216,8 @@ impl Worker {
                     self.on_wake(now);
                 } else if token == RT_IO {
                     rt_io = true;
+                } else if token == ALARM {
+                    self.alarm.fired();
                 } else if token > LISTENER_BASE - self.setup.listeners.len() as u64 {
                     self.accept((LISTENER_BASE - token) as usize, now);
                 } else if flags.contains(EventFlags::ERR) {

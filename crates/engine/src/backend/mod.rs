@@ -11,6 +11,7 @@
 //! gate, drain), `slab` (the connections by token) and `deadlines` (connection deadlines on the
 //! wheel).
 
+mod alarm;
 mod deadlines;
 pub(crate) mod drive;
 pub(crate) mod epoll;

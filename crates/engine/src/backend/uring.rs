@@ -27,13 +27,14 @@
 //! Static file bodies still use `sendfile(2)` (nonblocking) with a one-shot `POLLOUT` poll
 //! through the ring when the socket is full.
 
+use super::alarm::Alarm;
 use super::deadlines::{self, Timers};
 use super::drive::{Drive, Sent, Want, after_send};
 use super::later::{self, Later};
 use super::slab::Slab;
 use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Io, Socket, Verdict};
-use crate::conn::{Conn, Ctx, Phase, TimeoutsMs};
+use crate::conn::{Conn, Ctx, Output, Phase, TimeoutsMs};
 use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
 use rustix::io::Errno;
 use std::os::fd::{AsFd, OwnedFd};
@@ -48,6 +49,8 @@ mod tls;
 const WAKE: u64 = u64::MAX;
 /// Tag of the poll of the async runtime's epoll set (`crate::rt`): below every listener's.
 const RT_IO: u64 = u64::MAX - (1 << 20);
+/// Tag of the poll of the worker's alarm (`super::alarm`), below the runtime's.
+const ALARM: u64 = RT_IO - 1;
 /// Tags of listeners' accepts: `LISTENER_BASE - i`. Connection tags keep bit 63 clear
 /// (the slab's generations are 31 bits for this).
 const LISTENER_BASE: u64 = u64::MAX - 1;
@@ -121,6 +124,8 @@ struct Worker {
     setup: WorkerSetup,
     slab: Slab<Live>,
     timers: Timers,
+    /// The deadline of the next wait, on a timerfd the ring polls.
+    alarm: Alarm,
     /// Each listener's armed accept.
     accepts: Vec<Option<OpId>>,
     gate: Gate,
@@ -135,6 +140,11 @@ struct Worker {
     /// The async handlers' runtime, and whether its sockets were reported ready this turn.
     later: Option<Later>,
     rt_io: bool,
+    /// The turn's connections are one: its response goes out with a `send(2)` of its own
+    /// rather than a ring send, whose completion, posted as the wait's submission issues it,
+    /// would end that wait at once and cost a second `io_uring_enter` to sleep. Several
+    /// connections' sends share one submission instead.
+    lone: bool,
 }
 
 /// The ring a worker runs on, created on the worker's thread.
@@ -152,6 +162,7 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
     let mut w = Worker {
         later: Some(later),
         rt_io: false,
+        lone: false,
         ring,
         all_metrics,
         tls_scratch: Vec::new(),
@@ -159,6 +170,7 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
         setup,
         slab: Slab::default(),
         timers: Timers::new(clock.now_ms()),
+        alarm: Alarm::new(),
         gate: Gate::default(),
         clock,
         completions: Vec::new(),
@@ -167,6 +179,7 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
     w.arm_accepts();
     w.ring.poll(w.setup.wake.as_fd(), libc_pollin(), true, WAKE);
     w.arm_rt_io();
+    w.arm_alarm();
     w.run();
     // Close what is left: dropping the ring cancels and reaps every operation first.
     for token in w.slab.tokens() {
@@ -197,8 +210,11 @@ impl Worker {
             let timeout = match &self.later {
                 Some(l) => l.timeout_ms(timeout, now),
                 None => timeout,
-            }
-            .map(Duration::from_millis);
+            };
+            let timeout = self
+                .alarm
+                .timeout_ms(timeout, now)
+                .map(Duration::from_millis);
             if let Err(e) = self.ring.submit_and_wait(timeout) {
                 return self.setup.wait_failed("io_uring_enter", &e);
             }
@@ -216,12 +232,14 @@ impl Worker {
             }
             let mut touched = std::mem::take(&mut self.touched);
             let ready = touched.len();
+            self.lone = ready == 1;
             for token in touched.drain(..) {
                 if let Some(live) = self.slab.get(token) {
                     live.touched = false;
                 }
                 self.advance(token, now);
             }
+            self.lone = false;
             self.touched = touched;
             deadlines::expire(self, now);
             if self.gate.reopen(now, self.slab.len(), self.setup.max_conns) {
@@ -244,6 +262,13 @@ impl Worker {
     fn arm_rt_io(&mut self) {
         if let Some(l) = &self.later {
             self.ring.poll(l.rt.io_fd(), libc_pollin(), true, RT_IO);
+        }
+    }
+
+    /// A multishot poll of the alarm's timerfd (readable once it fired).
+    fn arm_alarm(&mut self) {
+        if let Some(fd) = self.alarm.fd() {
+            self.ring.poll(fd.as_fd(), libc_pollin(), true, ALARM);
         }
     }
 
@@ -286,6 +311,17 @@ impl Worker {
             self.rt_io = true;
             if !c.more {
                 self.arm_rt_io();
+            }
+            return;
+        }
+        if c.tag == ALARM {
+            self.alarm.fired();
+            if !c.more {
+                match c.outcome {
+                    // The poll could not be armed: every wait carries its timeout then.
+                    Outcome::Poll(Err(_)) => self.alarm.drop_fd(),
+                    _ => self.arm_alarm(),
+                }
             }
             return;
         }
@@ -423,7 +459,7 @@ impl Worker {
             let ctx = &mut self.setup.ctx;
             ctx.conn_token = token;
             let verdict = match live.tls {
-                None => run_plain(live, &mut self.ring, ctx, token, now),
+                None => run_plain(live, &mut self.ring, ctx, token, now, self.lone),
                 Some(_) => {
                     let m = self.all_metrics.worker(ctx.me);
                     let scratch = &mut self.tls_scratch;
@@ -563,7 +599,14 @@ impl Driver for Worker {
 
 /// One drive of a plain connection: answer what was received, one send for the batch,
 /// then shutdown, close or wait.
-fn run_plain(live: &mut Live, ring: &mut Ring, ctx: &mut Ctx, token: u64, now: u64) -> Verdict {
+fn run_plain(
+    live: &mut Live,
+    ring: &mut Ring,
+    ctx: &mut Ctx,
+    token: u64,
+    now: u64,
+    direct: bool,
+) -> Verdict {
     // What the completions delivered went straight to the connection unless it is
     // stashed. With nothing stashed the socket is as good as drained (a short read), and
     // the peer's EOF, if it came, is told now, as a `recv` would have returned it.
@@ -586,6 +629,17 @@ fn run_plain(live: &mut Live, ring: &mut Ring, ctx: &mut Ctx, token: u64, now: u
                 drive.received(&mut live.conn, result, space, now, ctx);
             }
             Want::Send => {
+                if direct {
+                    let result = match live.conn.output() {
+                        Output::Bytes(bytes) => Socket(live.fd.as_fd()).send(bytes),
+                        _ => Err(Errno::AGAIN),
+                    };
+                    // A full socket buffer: the ring's send waits for room instead.
+                    if result != Err(Errno::AGAIN) {
+                        drive.sent(&mut live.conn, result, now, ctx);
+                        continue;
+                    }
+                }
                 let (buf, start) = live.conn.lend_write().expect("bytes are due");
                 ring.send(live.fd.as_fd(), buf, start, token);
                 live.ops += 1;
