@@ -1,8 +1,9 @@
 //! Listening sockets for per-CPU workers: SO_REUSEPORT groups, CPU steering (SO_INCOMING_CPU or
-//! the CPU-index classic-BPF program), SO_BUSY_POLL, and the kernel's accept-queue limit.
+//! the CPU-index classic-BPF program), SO_BUSY_POLL, the kernel's accept-queue limit, and a
+//! connection's receive low-water mark (SO_RCVLOWAT).
 //!
-//! The safe parts go through rustix; the two socket options rustix does not wrap
-//! (`SO_ATTACH_REUSEPORT_CBPF`, `SO_BUSY_POLL`) are set with libc in small documented unsafe
+//! The safe parts go through rustix; the socket options rustix does not wrap
+//! (`SO_ATTACH_REUSEPORT_CBPF`, `SO_BUSY_POLL`, `SO_RCVLOWAT`) are set with libc in small documented unsafe
 //! blocks. Every socket is created `CLOEXEC` (see docs/restart.md: a leaked
 //! connection fd in a later generation keeps that connection open forever) and non-blocking.
 
@@ -110,6 +111,16 @@ pub fn set_busy_poll(fd: BorrowedFd<'_>, usecs: u32) -> io::Result<()> {
     let value = libc::c_int::try_from(usecs).unwrap_or(libc::c_int::MAX);
     // SAFETY: SO_BUSY_POLL takes a `c_int` (socket(7)), and `value` is one.
     unsafe { set_socket_option(fd, SO_BUSY_POLL, &value) }
+}
+
+/// Sets `SO_RCVLOWAT`: the socket reports readable (to `epoll`, `poll`) only once this many
+/// bytes are queued, and TCP wakes the reader no earlier (`tcp_data_ready`), growing the
+/// receive buffer to hold it (`tcp_set_rcvlowat`). Lowering it wakes a reader at once if the
+/// bytes queued already reach the new mark (socket(7)).
+pub fn set_rcvlowat(fd: BorrowedFd<'_>, bytes: u32) -> io::Result<()> {
+    let value = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    // SAFETY: SO_RCVLOWAT takes a `c_int` (socket(7)), and `value` is one.
+    unsafe { set_socket_option(fd, libc::SO_RCVLOWAT, &value) }
 }
 
 /// Attaches the study's two-instruction classic-BPF program to a reuseport listener: it returns

@@ -58,6 +58,8 @@ struct Live {
     tls: Option<Box<Session>>,
     /// When the ciphertext `tls` holds last moved (see [`tls::held_since`]).
     held_since_ms: u64,
+    /// The socket's `SO_RCVLOWAT` as last set ([`Conn::low_water`]; 1, the default, until then).
+    low_water: u32,
 }
 
 impl Tracked for Live {
@@ -77,6 +79,16 @@ impl Tracked for Live {
     /// Ciphertext still held is output the drain must not close the connection under.
     fn at_rest(&self) -> bool {
         self.tls.as_ref().is_none_or(|s| s.pending_out() == 0)
+    }
+
+    fn release_low_water(&mut self) -> bool {
+        if self.low_water <= 1 {
+            return false;
+        }
+        self.low_water = 1;
+        // Best effort: a mark left raised holds the body back until its timeout, as now.
+        let _ = twelve_sys::net::set_rcvlowat(self.fd.as_fd(), 1);
+        true
     }
 }
 
@@ -422,11 +434,24 @@ impl Worker {
         }
     }
 
-    /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
+    /// Puts the connection's deadline on the wheel unless an entry at or before it exists,
+    /// and its socket's receive low-water mark where the connection wants another: raised
+    /// while a large body streams in, so the worker wakes (and reads) once per mark's worth
+    /// of bytes rather than once per segment train. Plain connections only: a TLS socket's
+    /// bytes are ciphertext the connection does not count.
     #[inline]
     fn sync_timer(&mut self, token: u64) {
         let t = self.setup.ctx.timeouts;
         self.timers.sync(&mut self.slab, token, &t);
+        if let Some(live) = self.slab.get(token) {
+            let want = live.conn.low_water();
+            if want != live.low_water
+                && live.tls.is_none()
+                && twelve_sys::net::set_rcvlowat(live.fd.as_fd(), want).is_ok()
+            {
+                live.low_water = want;
+            }
+        }
     }
 
     /// The socket reported `EPOLLERR`: the connection is dead, so close it at once and count
@@ -509,6 +534,7 @@ impl Worker {
             conn,
             tls,
             held_since_ms: now,
+            low_water: 1,
         });
         let live = self.slab.get(token).expect("just inserted");
         let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;

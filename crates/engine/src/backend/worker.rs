@@ -160,6 +160,12 @@ pub(crate) trait Tracked {
     /// Nothing of the connection is in the kernel's hands (a send, a cancellation), so the
     /// drain may close it now if it is idle.
     fn at_rest(&self) -> bool;
+    /// A body timeout came due: if the socket holds back bytes below a raised receive
+    /// low-water mark, lower the mark (the bytes then wake the worker, and the connection
+    /// reads them) and say so, so the timeout waits a tick more; `false` otherwise.
+    fn release_low_water(&mut self) -> bool {
+        false
+    }
 }
 
 /// A backend's worker, as the code both backends share drives it.

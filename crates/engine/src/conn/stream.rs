@@ -15,7 +15,13 @@ use twelve_http::{Header, ParseError, Status, encode_error, parse_request};
 const HEADERS: usize = 128;
 
 /// Read space a connection takes while a large body streams in: the most one upload holds.
-const STREAM_READ_BYTES: usize = 256 * 1024;
+/// Twice the low-water mark, so that a wake-up reads what woke it in one `recv`.
+const STREAM_READ_BYTES: usize = 2 * STREAM_LOW_WATER as usize;
+
+/// The receive low-water mark a connection asks for while at least this much of a streamed
+/// body is still to come ([`Conn::low_water`]): the socket wakes the worker once per this many
+/// bytes instead of once per segment train.
+const STREAM_LOW_WATER: u32 = 512 * 1024;
 
 /// A streamed body in progress.
 pub(crate) struct Stream {
@@ -78,12 +84,14 @@ impl Conn {
         let done = stream.left == 0;
         if !done {
             self.read.drain(start..start + take);
-            // Larger reads for a large body: fewer recv calls and wake-ups per megabyte. The
-            // pool drops a buffer this size when it comes back, so it lasts one body.
+            // Larger reads for a large body: fewer recv calls and wake-ups per megabyte, in
+            // one of the pool's few large buffers (the head moves with it).
             let want = usize::try_from(stream.left)
                 .map_or(STREAM_READ_BYTES, |l| l.min(STREAM_READ_BYTES));
             if self.read.capacity() < start + want {
-                self.read.reserve(start + want - self.read.len());
+                let mut large = ctx.pool.take_large(start + want);
+                large.extend_from_slice(&self.read);
+                ctx.pool.give(std::mem::replace(&mut self.read, large));
             }
             return Step::Wait;
         }
@@ -108,6 +116,17 @@ impl Conn {
         self.read.drain(start..start + take);
         // The body left the buffer as it came: what the request used is its head.
         Step::Answered(head_len)
+    }
+
+    /// The `SO_RCVLOWAT` the connection's socket should have: [`STREAM_LOW_WATER`] while at
+    /// least that much of a streamed body is still to come (the client must send it, so the
+    /// mark is always reached), else 1, the socket's default.
+    #[inline]
+    pub(crate) fn low_water(&self) -> u32 {
+        match self.extra.as_deref() {
+            Some(Extra::Stream(s)) if s.left >= u64::from(STREAM_LOW_WATER) => STREAM_LOW_WATER,
+            _ => 1,
+        }
     }
 
     /// A sink panicked mid-body: 500 and close, as for a panicking handler.
@@ -201,6 +220,33 @@ mod tests {
         assert!(out.contains("\r\n\r\n10HTTP/1.1"), "{out}");
         assert!(out.ends_with("\r\n\r\n3"), "{out}");
         assert_eq!(seen.lock().unwrap().0, [5, 5, 3]);
+    }
+
+    /// The low-water mark is raised while at least a mark's worth of body is still to come,
+    /// and back at 1 for the body's tail, after it, and on a connection without a body.
+    #[test]
+    fn low_water_follows_the_body_left() {
+        let seen = Seen::default();
+        let (mut c, mut x) = (Conn::new(0), streaming(&seen));
+        assert_eq!(c.low_water(), 1, "no body");
+        let mark = STREAM_LOW_WATER as usize;
+        let len = 2 * mark + 10;
+        let head = format!("POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: {len}\r\n\r\n");
+        assert!(feed(&mut c, &mut x, head.as_bytes(), 0).is_empty());
+        // (bytes fed, mark after them): body left 2 marks + 10, mark + 10, exactly 10, none.
+        let steps = [
+            (0, STREAM_LOW_WATER),
+            (mark, STREAM_LOW_WATER),
+            (mark, 1),
+            (10, 1),
+        ];
+        for (i, (n, want)) in steps.into_iter().enumerate() {
+            if n > 0 {
+                feed(&mut c, &mut x, &vec![b'x'; n], i as u64);
+            }
+            assert_eq!(c.low_water(), want, "step {i}");
+        }
+        assert!(seen.lock().unwrap().1, "answered");
     }
 
     /// EOF mid-body drops the sink without an answer (there is no request to answer).
