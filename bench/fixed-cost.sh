@@ -15,6 +15,8 @@
 #   rust-epoll, libreactorng  HttpArena's engines (ARENA_BIN), GET /baseline11    } (bench/peers/README.md)
 #
 #   serve-nap      twelve serve --coalesce NAP (opt-in: fewer wake-ups per request for up to NAP more latency)
+#   serve-base, serve-uring-base  twelve serve (epoll, io_uring) of another build, BASE_BIN (added when set): an
+#                  A/B of two builds interleaved in one run
 #
 # Scheduling (SCHED=other, the default: the kernel's normal policy, as servers run in production).
 # SCHED=fifo runs every server and the client under SCHED_FIFO priority 1 (chrt), for a host busy
@@ -33,6 +35,7 @@
 # Env:   RATES="10000 50000" CONNS=1024 ROUNDS=3 DURATION=10s WARMUP=2s SCHED=other CLIENT_THREADS=1 NAP=200us
 #        SERVERS="serve serve-uring arena arena-uring serve-plain arena-plain" (peers added when their binaries exist)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor  ARENA_BIN=/tmp/peers/httparena
+#        BASE_BIN=/path/to/twelve (another build of twelve, bench-bin profile: adds serve-base and serve-uring-base)
 # Writes OUTDIR/README.md, raw/ (each bench report, perf stat output, logs), fixed.tsv and summary.md. Needs root
 # (perf's tracepoints), Debian's linux-perf, cargo. Every process it starts is stopped by PID on exit.
 set -euo pipefail
@@ -55,6 +58,11 @@ TREE=$(cd "$ROOT" && git describe --always --dirty --abbrev=12)
   && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin -p twelve-engine --example httparena)
 TWELVE=$ROOT/target/bench-bin/twelve
 EXAMPLE=$ROOT/target/bench-bin/examples/httparena
+BASE_BIN=${BASE_BIN:-}
+if [ -n "$BASE_BIN" ]; then
+  [ -x "$BASE_BIN" ] || { echo "fixed-cost.sh: BASE_BIN=$BASE_BIN is not an executable" >&2; exit 2; }
+  SERVERS="$SERVERS serve-base serve-uring-base"
+fi
 [ -x "$LIBREACTOR_BIN" ] && SERVERS="$SERVERS libreactor"
 [ -x "$ARENA_BIN/rust-epoll" ] && SERVERS="$SERVERS rust-epoll"
 [ -x "$ARENA_BIN/libreactorng" ] && SERVERS="$SERVERS libreactorng"
@@ -73,7 +81,7 @@ ulimit -n "$(ulimit -Hn)"
 declare -A AT=(
   [serve]="8111 /json" [serve-uring]="8112 /json" [arena]="8113 /baseline11?a=13&b=42"
   [arena-uring]="8114 /baseline11?a=13&b=42" [serve-plain]="8111 /plaintext" [arena-plain]="8113 /pipeline"
-  [serve-nap]="8115 /json" [libreactor]="8086 /json" [rust-epoll]="8091 /baseline11?a=13&b=42" [libreactorng]="8093 /baseline11?a=13&b=42"
+  [serve-nap]="8115 /json" [serve-base]="8116 /json" [serve-uring-base]="8117 /json" [libreactor]="8086 /json" [rust-epoll]="8091 /baseline11?a=13&b=42" [libreactorng]="8093 /baseline11?a=13&b=42"
 )
 started=()
 start() { # name: starts the process behind it once
@@ -87,6 +95,10 @@ start() { # name: starts the process behind it once
     serve-uring) "${RUN[@]}" taskset -c 0 "$TWELVE" serve --listen "127.0.0.1:$port" --cpus 0 --io uring \
       > "$OUT/raw/$proc.log" 2>&1 & ;;
     serve-nap) "${RUN[@]}" taskset -c 0 "$TWELVE" serve --listen "127.0.0.1:$port" --cpus 0 --coalesce "$NAP" \
+      > "$OUT/raw/$proc.log" 2>&1 & ;;
+    serve-base) "${RUN[@]}" taskset -c 0 "$BASE_BIN" serve --listen "127.0.0.1:$port" --cpus 0 \
+      > "$OUT/raw/$proc.log" 2>&1 & ;;
+    serve-uring-base) "${RUN[@]}" taskset -c 0 "$BASE_BIN" serve --listen "127.0.0.1:$port" --cpus 0 --io uring \
       > "$OUT/raw/$proc.log" 2>&1 & ;;
     arena) "${RUN[@]}" taskset -c 0 "$EXAMPLE" "127.0.0.1:$port" > "$OUT/raw/$proc.log" 2>&1 & ;;
     arena-uring) TWELVE_IO=uring "${RUN[@]}" taskset -c 0 "$EXAMPLE" "127.0.0.1:$port" \
@@ -169,10 +181,11 @@ stop_all
   echo "- tree: $TREE (at the start)"
   echo "- kernel: $(uname -r)"
   echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
+  [ -n "$BASE_BIN" ] && echo "- serve-base, serve-uring-base: $("$BASE_BIN" --version | head -1) ($BASE_BIN)"
   echo "- pinning: every server on CPU 0, one worker, uncapped; twelve bench on CPU 1 (open model, uniform,"
   echo "  $CLIENT_THREADS worker); scheduling: $SCHED (fifo: server and client under SCHED_FIFO priority 1)"
   echo "- command: \`RATES=\"$RATES\" CONNS=$CONNS ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP SCHED=$SCHED" \
-    "CLIENT_THREADS=$CLIENT_THREADS NAP=$NAP" \
+    "CLIENT_THREADS=$CLIENT_THREADS NAP=$NAP${BASE_BIN:+ BASE_BIN=$BASE_BIN}" \
     "SERVERS=\"$SERVERS\" bench/fixed-cost.sh\`"
   echo "- server CPU: schedstat of every thread of the listener's processes over the measured window;"
   echo "  syscalls, waits (epoll_wait + io_uring_enter) and context switches: perf stat on tracepoints, per"
