@@ -153,7 +153,7 @@ impl Schedule {
     /// first: the due time of the last of them, so that the first leaves at most the slack
     /// late and the last on time (a lone slot, on time). `None` once all are claimed.
     /// Uniform arrivals compute it; a ramp's and Poisson's are looked up at most
-    /// [`WAKE_LOOKAHEAD`] slots ahead.
+    /// 64 slots ahead (`WAKE_LOOKAHEAD`).
     pub fn wake_ns(&self, slack_ns: u64) -> Option<u64> {
         let first = self.next_due_ns()?;
         if slack_ns == 0 {

@@ -27,6 +27,6 @@ mod url;
 
 pub use conn::check;
 pub use error::{ConnectError, Error, Stats, stats};
-pub use pool::{Database, INT4, INT4_ARRAY, Param, Pool, Query, Statement, TEXT};
+pub use pool::{Database, INT4, INT4_ARRAY, Param, Pipeline, Pool, Query, Statement, TEXT};
 pub use rows::{Row, Rows};
 pub use url::{Target, UrlError};
