@@ -171,9 +171,9 @@ impl Pool {
     }
 
     /// Queues `stmt` with `params` at once on a connection that is up (the one this turn of
-    /// the worker writes to); the [`Query`] resolves to its rows. While a worker's connections make their first
-    /// attempt, it waits in line for one; once they failed, [`Error::Unavailable`] at once
-    /// until one is up again.
+    /// the worker writes to); the [`Query`] resolves to its rows. While a worker's
+    /// connections make their first attempt, it waits in line for one; once they failed,
+    /// [`Error::Unavailable`] at once until one is up again.
     pub fn query(&self, stmt: Statement, params: &[Param<'_>]) -> Query {
         self.pipeline().query(stmt, params)
     }
