@@ -4,6 +4,7 @@
 use twelve_load::sim::{SimSetup, simulate_open};
 
 const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
 
 fn setup(stall: Option<(u64, u64)>) -> SimSetup {
     SimSetup {
@@ -126,7 +127,6 @@ fn answers_that_arrive_during_a_nap_are_booked_when_they_arrived() {
     use std::time::Duration;
     use twelve_load::sim::{NapSim, simulate_closed_naps};
     use twelve_load::{Coalesce, RxTime};
-    const US: u64 = 1_000;
     let sim = NapSim {
         connections: 4,
         requests: 400,
@@ -185,7 +185,6 @@ fn a_nap_is_never_in_the_connect_phase() {
     use std::time::Duration;
     use twelve_load::sim::{NapSim, simulate_closed_naps};
     use twelve_load::{Coalesce, RxTime};
-    const US: u64 = 1_000;
     // On loopback (a connect done within its call, which costs the client 20 µs, and seen by
     // the next poll, after the other connects of the turn), and a round trip of 100 µs away,
     // where a connect made as an answer of a 300 µs service arrives is under way at the next
@@ -232,7 +231,6 @@ fn auto_naps_only_when_the_client_is_the_limit_and_says_so() {
     use twelve_load::sim::{NapSim, simulate_closed_naps};
     use twelve_load::{Coalesce, RxTime};
     use twelve_report::NapCause;
-    const US: u64 = 1_000;
     let sim = |coalesce, read_cost_ns| {
         simulate_closed_naps(NapSim {
             connections: 64,
@@ -268,14 +266,7 @@ fn auto_naps_only_when_the_client_is_the_limit_and_says_so() {
 fn one_wake_up_serves_every_request_due_within_the_slack() {
     use std::time::Duration;
     use twelve_load::sim::simulate_open_slack;
-    const US: u64 = 1_000;
-    let setup = SimSetup {
-        rate_per_s: 40_000.0,
-        connections: 64,
-        requests: 40_000,
-        service_ns: 30 * US,
-        stall: None,
-    };
+    let setup = at_40k();
     let (exact, exact_wakeups) = simulate_open_slack(setup, Duration::ZERO);
     let (slack, slack_wakeups) = simulate_open_slack(setup, Duration::from_micros(100));
     for r in [&exact, &slack] {
@@ -339,7 +330,6 @@ fn the_open_model_asks_every_connection_in_turn() {
 fn a_lone_request_within_the_slack_leaves_on_time() {
     use std::time::Duration;
     use twelve_load::sim::simulate_open_slack;
-    const US: u64 = 1_000;
     for (rate, most, wakeups) in [(10_000.0, 0, 40_000), (40_000.0, 50 * US, 40_000 / 3 + 1)] {
         let setup = SimSetup {
             rate_per_s: rate,
@@ -372,14 +362,7 @@ fn a_lone_request_within_the_slack_leaves_on_time() {
 fn a_late_wake_up_sends_every_request_due_meanwhile() {
     use std::time::Duration;
     use twelve_load::sim::{LateWakes, simulate_open_late};
-    const US: u64 = 1_000;
-    let setup = SimSetup {
-        rate_per_s: 40_000.0,
-        connections: 64,
-        requests: 40_000,
-        service_ns: 30 * US,
-        stall: None,
-    };
+    let setup = at_40k();
     let late = LateWakes {
         every: 97,
         late_ns: MS,
@@ -401,5 +384,16 @@ fn a_late_wake_up_sends_every_request_due_meanwhile() {
             "slack {slack}: {beyond} late"
         );
         assert!(beyond >= 40, "slack {slack}: {beyond} late");
+    }
+}
+
+/// 40k req/s (a request every 25 µs) on 64 connections into a server that answers in 30 µs.
+fn at_40k() -> SimSetup {
+    SimSetup {
+        rate_per_s: 40_000.0,
+        connections: 64,
+        requests: 40_000,
+        service_ns: 30 * US,
+        stall: None,
     }
 }
