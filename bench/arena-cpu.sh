@@ -10,7 +10,7 @@
 #   json-comp  the same over three pairs with Accept-Encoding: gzip, br (bytes per response recorded too: HttpArena
 #              scores this profile by rps x (smallest bytes per response / own)^2)
 #   json-tls   the json rotation over HTTP/1.1 + TLS (wrk's OpenSSL, no ALPN offered, as in HttpArena): the example's
-#              TLS listener (TLS_LISTEN; ALPN h2 and http/1.1, so HTTP/1.1 for wrk) against actix's TLS listener
+#              json-tls listener (TLS_H1_LISTEN; ALPN http/1.1 alone, as the profile asks) against actix's TLS listener
 #              (0.0.0.0:8443, the one HttpArena's actix entry opens for its h2 profiles; ALPN h2 only, so HTTP/1.1 for
 #              a client that offers none). No Rust entry of HttpArena subscribes to json-tls (its leader is ngx-php);
 #              actix leads the plain json profile.
@@ -89,7 +89,7 @@ wait_for() { # URL
 
 start_all() {
   DATASET=$DATA/dataset.json STATIC_DIR=$DATA/static TLS_CERT=$TLS_CERT TLS_KEY=$TLS_KEY \
-    TLS_LISTEN=127.0.0.1:$TWELVE_TLS_PORT taskset -c 0 "$TWELVE" "127.0.0.1:$TWELVE_PORT" \
+    TLS_H1_LISTEN=127.0.0.1:$TWELVE_TLS_PORT taskset -c 0 "$TWELVE" "127.0.0.1:$TWELVE_PORT" \
     > "$OUT/raw/twelve.log" 2>&1 &
   PIDS+=($!)
   PORT=$ACTIX_PORT WORKERS=1 DATASET_PATH=$DATA/dataset.json STATIC_DIR=$DATA/static TLS_CERT=$TLS_CERT \
