@@ -6,14 +6,13 @@
 
 mod common;
 
-use common::{BOUND, TestServer, test_config};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use common::tls_client::TlsConn as Conn;
+use common::{TestServer, assert_json_page, test_config};
 use std::path::Path;
 use std::sync::Arc;
 use twelve_engine::apps::httparena::{self, Dataset};
 use twelve_tls::testing::Pki;
-use twelve_tls::{ALPN_HTTP11, ClientOptions, ClientTls, Failure, ServerTls, Session};
+use twelve_tls::{ALPN_HTTP11, ClientOptions, ClientTls, ServerTls};
 
 /// The json routes behind TLS, as the example serves them on its json-tls listener.
 fn server(pki: &Pki) -> TestServer {
@@ -35,59 +34,17 @@ fn client(pki: &Pki) -> ClientTls {
     .unwrap()
 }
 
-/// A blocking TLS connection: `handshake`, then requests one at a time.
-struct Conn {
-    sock: TcpStream,
-    tls: Session,
-}
-
 impl Conn {
-    fn open(s: &TestServer, client: &ClientTls) -> Conn {
-        let sock = TcpStream::connect(s.addr).unwrap();
-        sock.set_read_timeout(Some(BOUND)).unwrap();
-        let tls = client.session(&ClientTls::server_name("localhost").unwrap());
-        Conn { sock, tls }
-    }
-
-    fn flush(&mut self) {
-        let out = self.tls.outgoing().to_vec();
-        self.tls.sent(out.len());
-        // A refused handshake may have closed the socket already: the session says why.
-        let _ = self.sock.write_all(&out);
-    }
-
-    fn handshake(&mut self) -> Result<(), Failure> {
-        while self.tls.is_handshaking() {
-            self.flush();
-            let mut buf = vec![0; 16 * 1024];
-            let n = self.sock.read(&mut buf).unwrap_or(0);
-            if n == 0 {
-                return Err(self.tls.failure().unwrap_or(Failure::Truncated));
-            }
-            self.tls.feed(&buf[..n])?;
-        }
-        self.flush();
-        Ok(())
-    }
-
     /// `GET path`; the response's head (lower-cased) and body.
     fn get(&mut self, path: &str) -> (String, Vec<u8>) {
         let req = format!("GET {path} HTTP/1.1\r\nHost: localhost:8081\r\n\r\n");
         self.tls.write_plain(req.as_bytes());
-        let mut plain = Vec::new();
-        let mut buf = vec![0; 64 * 1024];
-        loop {
-            self.flush();
-            self.tls.read_plain(&mut plain, usize::MAX).unwrap();
-            if let Some((head, body_at, len)) = framed(&plain)
-                && plain.len() >= body_at + len
-            {
-                return (head, plain[body_at..body_at + len].to_vec());
-            }
-            let n = self.sock.read(&mut buf).unwrap();
-            assert!(n > 0, "the server closed mid-response: {plain:?}");
-            self.tls.feed(&buf[..n]).unwrap();
-        }
+        let whole = |p: &[u8]| framed(p).is_some_and(|(_, at, len)| p.len() >= at + len);
+        let plain = self.read_until(whole).unwrap();
+        let (head, at, len) = framed(&plain)
+            .filter(|&(_, at, len)| plain.len() >= at + len)
+            .unwrap_or_else(|| panic!("the server closed mid-response: {plain:?}"));
+        (head, plain[at..at + len].to_vec())
     }
 }
 
@@ -150,14 +107,7 @@ fn json_tls_validate_counts_multipliers_and_content_type() {
             "{head}"
         );
         assert!(!head.contains("content-encoding"), "{head}");
-        let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
-        assert_eq!(v["count"].as_i64(), Some(count));
-        let items = v["items"].as_array().expect("items");
-        assert_eq!(items.len() as i64, count);
-        for item in items {
-            let want = item["price"].as_i64().unwrap() * item["quantity"].as_i64().unwrap() * m;
-            assert_eq!(item["total"].as_i64(), Some(want), "{item}");
-        }
+        assert_json_page(&body, count, m);
     }
     drop(c);
     s.wait_for("every connection closed", |m| m.open_conns == 0);

@@ -6,14 +6,13 @@
 
 mod common;
 
+use common::tls_client::TlsConn as Conn;
 use common::{TestServer, static_root, test_config};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 use twelve_engine::{Backend, Config};
 use twelve_tls::testing::Pki;
-use twelve_tls::{ClientOptions, ClientTls, Failure, ServerTls, Session};
+use twelve_tls::{ClientOptions, ClientTls, Failure, ServerTls};
 
 fn tls_config(pki: &Pki) -> (Config, Arc<ServerTls>) {
     let tls = Arc::new(ServerTls::load(&pki.cert, &pki.key).unwrap());
@@ -31,60 +30,7 @@ fn client(ca: &std::path::Path) -> ClientTls {
     .unwrap()
 }
 
-/// A blocking TLS connection for tests.
-struct Conn {
-    sock: TcpStream,
-    tls: Session,
-}
-
 impl Conn {
-    fn open(server: &TestServer, client: &ClientTls) -> Conn {
-        let sock = TcpStream::connect(server.addr).unwrap();
-        sock.set_read_timeout(Some(common::BOUND)).unwrap();
-        let tls = client.session(&ClientTls::server_name("localhost").unwrap());
-        Conn { sock, tls }
-    }
-
-    fn flush(&mut self) {
-        let out = self.tls.outgoing().to_vec();
-        self.tls.sent(out.len());
-        // The server may have closed already (after a fatal alert): not this helper's call.
-        let _ = self.sock.write_all(&out);
-    }
-
-    /// Reads until `done(plaintext so far)` or the end of the stream; returns the plaintext
-    /// or the session's failure.
-    fn read_until(&mut self, done: impl Fn(&[u8]) -> bool) -> Result<Vec<u8>, Failure> {
-        let mut plain = Vec::new();
-        let mut buf = vec![0; 64 * 1024];
-        loop {
-            self.flush();
-            self.tls.read_plain(&mut plain, usize::MAX)?;
-            if done(&plain) || self.tls.peer_closed() {
-                return Ok(plain);
-            }
-            let n = self.sock.read(&mut buf).unwrap_or(0);
-            if n == 0 {
-                return Ok(plain);
-            }
-            self.tls.feed(&buf[..n])?;
-        }
-    }
-
-    fn handshake(&mut self) -> Result<(), Failure> {
-        while self.tls.is_handshaking() {
-            self.flush();
-            let mut buf = vec![0; 16 * 1024];
-            let n = self.sock.read(&mut buf).unwrap_or(0);
-            if n == 0 {
-                return Err(self.tls.failure().unwrap_or(Failure::Truncated));
-            }
-            self.tls.feed(&buf[..n])?;
-        }
-        self.flush();
-        Ok(())
-    }
-
     /// One request; the whole response (headers and a `Content-Length` body).
     fn get(&mut self, path: &str, close: bool) -> Vec<u8> {
         let extra = if close { "Connection: close\r\n" } else { "" };

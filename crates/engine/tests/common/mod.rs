@@ -8,6 +8,8 @@
 
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
 
+pub mod tls_client;
+
 use std::collections::HashSet;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -779,3 +781,20 @@ macro_rules! on_both_backends {
 }
 #[allow(unused_imports)] // Not every suite runs on both backends.
 pub(crate) use on_both_backends;
+
+/// HttpArena's json check (its validate.sh, `/json/{count}?m=`): the page's `count` is the
+/// route's, it holds that many items, and every item's `total` is price × quantity × m.
+pub fn assert_json_page(body: &[u8], count: u64, m: u64) {
+    let v: serde_json::Value = serde_json::from_slice(body).expect("JSON");
+    assert_eq!(v["count"].as_u64(), Some(count), "{v}");
+    let items = v["items"].as_array().expect("items");
+    assert_eq!(items.len() as u64, count);
+    for item in items {
+        let field = |k: &str| item[k].as_u64().expect(k);
+        assert_eq!(
+            field("total"),
+            field("price") * field("quantity") * m,
+            "{item}"
+        );
+    }
+}
