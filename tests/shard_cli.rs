@@ -25,9 +25,9 @@ fn twelve() -> Command {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("twelve-shard-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| twelve_testkit::scratch_dir("twelve-shard"))
+        .join(name)
 }
 
 fn json(path: &Path) -> Value {

@@ -26,8 +26,7 @@ fn h2c_only() -> Config {
 fn big_file_server() -> TestServer {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     let root = ROOT.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("twelve-h2-big-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = twelve_testkit::scratch_dir("twelve-h2-big");
         let piece: Vec<u8> = (0..1024 * 1024).map(|i| (i % 251) as u8).collect();
         let mut f = std::fs::File::create(dir.join("big.bin")).unwrap();
         for _ in 0..BIG_LEN / piece.len() {

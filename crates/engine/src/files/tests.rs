@@ -14,7 +14,7 @@ use super::*;
 fn tree() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
     static CLEANED: std::sync::Once = std::sync::Once::new();
-    CLEANED.call_once(remove_stale_trees);
+    CLEANED.call_once(|| twelve_testkit::remove_stale("twelve-files"));
     let base = std::env::temp_dir().join(format!(
         "twelve-files-{}-{}",
         std::process::id(),
@@ -42,23 +42,6 @@ fn tree() -> PathBuf {
         .status();
     assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
     root
-}
-
-/// Removes `twelve-files-<pid>-<n>` trees of test processes that no longer run.
-fn remove_stale_trees() {
-    let Ok(dir) = fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("twelve-files-")) else {
-            continue;
-        };
-        let pid = rest.split('-').next().unwrap_or("");
-        if pid.parse::<u32>().is_ok() && !std::path::Path::new("/proc").join(pid).exists() {
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
 }
 
 fn files(resolver: Resolver) -> &'static StaticFiles {
