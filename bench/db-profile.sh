@@ -3,9 +3,11 @@
 # and the TechEmpower peers of bench/db.sh, one at a time, each on CPU 0 capped at half of it,
 # wrk and PostgreSQL on CPU 1 (as db.sh runs them). Per server and test: the server's CPU per
 # request (utime + stime from /proc), its sendto/recvfrom/epoll_wait calls per request (perf
-# stat tracepoints), PostgreSQL's sends per request, then a `perf record -g` of the server
+# stat tracepoints; `syscalls` counts every one), PostgreSQL's sends per request, then a `perf record -g` of the server
 # under the same load (report it with `perf report -i OUT/TEST-SERVER.perf --no-children
 # --sort dso,sym`). Timing here is for the breakdown, not for ratios: db.sh interleaves.
+#
+# PERF_RECORD=0 leaves the recording out (the per-request table alone).
 #
 # Usage: DURATION_S=6 SERVERS="twelve xitca" TESTS="db fortunes updates" bench/db-profile.sh OUT
 set -euo pipefail
@@ -49,8 +51,8 @@ url() {
   esac
 }
 HZ=$(getconf CLK_TCK)
-CALLS='syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_io_uring_enter'
-echo -e "test\tserver\trequests\tsrv_cpu_us_per_req\tsendto\trecvfrom\tepoll_wait\tio_uring_enter\tpg_sendto" > "$OUT/calls.tsv"
+CALLS='raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_io_uring_enter'
+echo -e "test\tserver\trequests\tsrv_cpu_us_per_req\tsyscalls\tsendto\trecvfrom\tepoll_wait\tio_uring_enter\tpg_sendto" > "$OUT/calls.tsv"
 for t in $TESTS; do
   for s in $SERVERS; do
     u=$(url "$s" "$t"); pid=$(pid_of "${PORT[$s]}"); f="$OUT/$t-$s"
@@ -64,7 +66,8 @@ for t in $TESTS; do
     t1=$(ticks "$pid")
     n=$(awk '/requests in/{print $1}' "$f.wrk")
     per() { awk -F, -v e="$1" -v n="$n" '$3 ~ e {printf "%.3f", $1 / n}' "$2"; }
-    echo -e "$t\t$s\t$n\t$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" -v n="$n" 'BEGIN{printf "%.2f", (b - a) / hz / n * 1e6}')\t$(per sendto "$f.stat")\t$(per recvfrom "$f.stat")\t$(per epoll_wait "$f.stat")\t$(per io_uring_enter "$f.stat")\t$(per sendto "$f.pgstat")" >> "$OUT/calls.tsv"
+    echo -e "$t\t$s\t$n\t$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" -v n="$n" 'BEGIN{printf "%.2f", (b - a) / hz / n * 1e6}')\t$(per raw_syscalls "$f.stat")\t$(per sendto "$f.stat")\t$(per recvfrom "$f.stat")\t$(per epoll_wait "$f.stat")\t$(per io_uring_enter "$f.stat")\t$(per sendto "$f.pgstat")" >> "$OUT/calls.tsv"
+    [ "${PERF_RECORD:-1}" = 0 ] && continue
     taskset -c 1 wrk -t1 -c256 -d"${D}s" "$u" > "$f.wrk-perf" 2>&1 & W=$!
     perf record -g -F 2000 -p "$pid" -o "$f.perf" -- sleep $((D - 1)) > /dev/null 2>&1 & P1=$!
     wait $P1 || true; wait $W

@@ -20,8 +20,11 @@
 # not answer): the bytes per response are recorded and the run fails if one round's average
 # is that short.
 #
+# Other builds of twelve run beside it, interleaved, for A/B: TWELVE_MORE="base=/path/twelve
+# mi=/path/twelve2" (each NAME on port 8091, 8092, ...; NAME must not be a peer's).
+#
 # Usage: ROUNDS=3 DURATION_S=8 CONNS=256 ARENA_CONNS=1024 TESTS="db queries fortunes updates
-#        async-db" bench/db.sh [OUT_DIR]
+#        async-db" [TWELVE_MORE="base=BIN"] bench/db.sh [OUT_DIR]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${ROUNDS:-3}; DURATION_S=${DURATION_S:-8}; WARMUP_S=${WARMUP_S:-2}; CONNS=${CONNS:-256}
@@ -32,11 +35,13 @@ XITCA=${XITCA_DB_BIN:-/tmp/peers/xitca-tfb/frameworks/Rust/xitca-web/target/rele
 MAY=${MAY_DB_BIN:-/tmp/peers/may-tfb/frameworks/Rust/may-minihttp/target/release/may-minihttp}
 ACTIX=${ACTIX_DB_BIN:-/tmp/peers/actix/target/release/httparena-actix}
 PG=/tmp/bench-pg; . "$ROOT/bench/pg.sh"
+# A cgroup of its own: other scripts running at once keep theirs.
+export QUOTA_CGROUP=${QUOTA_CGROUP:-dbbench}
 mkdir -p "$OUT/raw"
 
 PIDS=()
 cleanup() {
-  "$ROOT/bench/cpu-quota.sh" off 8090 8085 8083 8087 >/dev/null 2>&1 || true
+  "$ROOT/bench/cpu-quota.sh" off 8090 8091 8092 8093 8085 8083 8087 >/dev/null 2>&1 || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   stop_pg
 }
@@ -52,6 +57,14 @@ ulimit -n "$(ulimit -Hn)"
 taskset -c 0 "$BIN" serve --listen 127.0.0.1:8090 --cpus 0 --no-metrics \
   --database "postgres://postgres@127.0.0.1:5432/postgres" > "$OUT/raw/twelve.log" 2>&1 &
 PIDS+=($!)
+MORE=()
+port=8091
+for m in ${TWELVE_MORE:-}; do
+  name=${m%%=*}; PORT[$name]=$port
+  taskset -c 0 "${m#*=}" serve --listen "127.0.0.1:$port" --cpus 0 --no-metrics \
+    --database "postgres://postgres@127.0.0.1:5432/postgres" > "$OUT/raw/$name.log" 2>&1 &
+  PIDS+=($!); SERVERS+=("$name"); MORE+=("$name"); port=$((port + 1))
+done
 if [ -x "$XITCA" ]; then taskset -c 0 "$XITCA" > "$OUT/raw/xitca.log" 2>&1 & PIDS+=($!); SERVERS+=(xitca); fi
 if [ -x "$MAY" ]; then taskset -c 0 "$MAY" > "$OUT/raw/may.log" 2>&1 & PIDS+=($!); SERVERS+=(may); fi
 if [ -x "$ACTIX" ]; then
@@ -63,6 +76,7 @@ ports=(); for s in "${SERVERS[@]}"; do ports+=("${PORT[$s]}"); done
 "$ROOT/bench/cpu-quota.sh" 50 "${ports[@]}" > "$OUT/raw/quota.txt"
 # Which server runs which test: the TechEmpower ones on their entries, async-db on actix.
 runs() { # TEST SERVER
+  for m in "${MORE[@]}"; do [ "$2" = "$m" ] && return 0; done
   case $1:$2 in
     *:twelve | db:xitca | db:may | queries:xitca | queries:may | fortunes:xitca | fortunes:may \
       | updates:xitca | updates:may | async-db:actix) return 0 ;;

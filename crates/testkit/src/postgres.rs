@@ -1,6 +1,8 @@
 //! A PostgreSQL server of a test's own: Debian's `postgresql` package, `initdb` into a
 //! temporary directory, listening only on a Unix socket in that directory (no TCP port, so
-//! tests never collide), trust authentication, stopped when dropped. As root (CI), every
+//! tests never collide), trust authentication, stopped and its directory removed when dropped,
+//! or when the test process ends without dropping it (a server in a `static`: see
+//! [`Postgres::start`]'s watchdog). As root (CI), every
 //! PostgreSQL program runs as the `postgres` user through `runuser`: the server refuses to run
 //! as root.
 
@@ -14,6 +16,9 @@ pub struct Postgres {
     bin: PathBuf,
     dir: PathBuf,
     as_postgres: bool,
+    /// The watchdog (see [`Postgres::watchdog`]); the write end of its stdin closes when this
+    /// is dropped or the process ends, however it ends.
+    watchdog: Option<std::process::Child>,
 }
 
 impl Postgres {
@@ -26,10 +31,11 @@ impl Postgres {
         let dir = std::env::temp_dir().join(format!("twelve-pg-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let pg = Postgres {
+        let mut pg = Postgres {
             bin,
             dir,
             as_postgres,
+            watchdog: None,
         };
         if as_postgres {
             let owner = passwd_ids("postgres").ok_or("running as root and no postgres user")?;
@@ -50,8 +56,33 @@ impl Postgres {
                 "--locale=C",
             ],
         )?;
+        pg.watchdog = pg.watchdog();
         pg.ctl(&["start", "-w", "-l", path(&pg.dir.join("log"))])?;
         Ok(pg)
+    }
+
+    /// A shell that waits for EOF on its stdin, then stops the server and removes its
+    /// directory: a server kept in a `static` is never dropped, and the kernel closes the pipe
+    /// when the test process ends (std's pipes are close-on-exec, so no other child holds it).
+    fn watchdog(&self) -> Option<std::process::Child> {
+        let ctl = self.bin.join("pg_ctl");
+        let data = self.dir.join("data");
+        let stop = if self.as_postgres {
+            "runuser -u postgres -- \"$1\" -D \"$2\" stop -m immediate"
+        } else {
+            "\"$1\" -D \"$2\" stop -m immediate"
+        };
+        let script = format!("cat >/dev/null; {stop} >/dev/null 2>&1; rm -rf \"$3\"");
+        Command::new("sh")
+            .args(["-c", &script, "watchdog"])
+            .arg(&ctl)
+            .arg(&data)
+            .arg(&self.dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()
     }
 
     /// The directory of the server's socket (`.s.PGSQL.5432`).
@@ -158,6 +189,10 @@ impl Drop for Postgres {
     fn drop(&mut self) {
         let _ = self.ctl(&["stop", "-m", "immediate"]);
         let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(mut w) = self.watchdog.take() {
+            drop(w.stdin.take());
+            let _ = w.wait();
+        }
     }
 }
 

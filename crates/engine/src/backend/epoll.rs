@@ -24,7 +24,7 @@ use super::worker::{self, Clock, Driver, Gate, Tracked, WorkerSetup};
 use super::{Socket, Verdict};
 use crate::conn::{Conn, Ctx, TimeoutsMs};
 use crate::metrics::{ServerMetrics, TimeoutKind, WorkerMetrics};
-use rustix::event::epoll::{self, CreateFlags, EventData, EventFlags};
+use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::SocketFlags;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -34,10 +34,9 @@ use twelve_tls::Session;
 
 /// Token of the wake-up eventfd.
 const WAKE: u64 = u64::MAX;
-/// Token of the async runtime's epoll set (`crate::rt`): below every listener's.
-const RT_IO: u64 = u64::MAX - (1 << 20);
-/// Token of the worker's alarm (`super::alarm`), below the runtime's.
-const ALARM: u64 = RT_IO - 1;
+/// Token of the worker's alarm (`super::alarm`): below every listener's. The async runtime's
+/// sockets share the worker's set under tokens of their own (`crate::rt::io_key`).
+const ALARM: u64 = u64::MAX - (1 << 20) - 1;
 /// Tokens of listeners: `LISTENER_BASE - i`.
 const LISTENER_BASE: u64 = u64::MAX - 1;
 /// Events taken per `epoll_wait`.
@@ -122,22 +121,14 @@ struct Worker {
 
 /// Runs a worker until it has drained after a stop request. The caller pinned the thread.
 pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
-    let epoll = match prepare(&setup) {
+    let clock = Clock::start();
+    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms());
+    // The runtime's epoll set is the worker's: its sockets come in the worker's one wait.
+    let epoll = match later.rt.share_epoll().and_then(|ep| prepare(&setup, ep)) {
         Ok(e) => e,
         Err(e) => return ready(Err(e)),
     };
     ready(Ok(()));
-    let clock = Clock::start();
-    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms());
-    // Level-triggered: the loop empties the set's ready list each time it is reported.
-    if let Err(e) = epoll::add(
-        &epoll,
-        later.rt.io_fd(),
-        EventData::new_u64(RT_IO),
-        EventFlags::IN,
-    ) {
-        return setup.wait_failed("epoll_ctl (async runtime)", &e);
-    }
     let mut alarm = Alarm::new();
     if let Some(fd) = alarm.fd()
         && epoll::add(&epoll, fd, EventData::new_u64(ALARM), EventFlags::IN).is_err()
@@ -173,8 +164,7 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
     w.run();
 }
 
-fn prepare(setup: &WorkerSetup) -> std::io::Result<OwnedFd> {
-    let ep = epoll::create(CreateFlags::CLOEXEC)?;
+fn prepare(setup: &WorkerSetup, ep: OwnedFd) -> std::io::Result<OwnedFd> {
     for (i, l) in setup.listeners.iter().enumerate() {
         epoll::add(
             &ep,
@@ -221,17 +211,18 @@ impl Worker {
                 Err(e) => return self.setup.wait_failed("epoll_wait", &e),
             }
             now = self.clock.woke();
-            let mut rt_io = false;
             for (bits, token) in events.iter() {
                 let flags = EventFlags::from_bits_retain(bits);
                 if token == WAKE {
                     self.on_wake(now);
-                } else if token == RT_IO {
-                    rt_io = true;
                 } else if token == ALARM {
                     self.alarm.fired();
                 } else if token > LISTENER_BASE - self.setup.listeners.len() as u64 {
                     self.accept((LISTENER_BASE - token) as usize, now);
+                } else if let Some(key) = crate::rt::io_key(token) {
+                    if let Some(l) = &self.later {
+                        l.rt.io_event(key, bits);
+                    }
                 } else if flags.contains(EventFlags::ERR) {
                     self.on_error(token);
                 } else {
@@ -244,7 +235,7 @@ impl Worker {
             let ready = self.ready.len();
             self.drive_ready(now);
             if let Some(mut l) = self.later.take() {
-                later::run(self, &mut l, now, rt_io);
+                later::run(self, &mut l, now, false);
                 self.later = Some(l);
             }
             deadlines::expire(self, now);

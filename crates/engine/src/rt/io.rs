@@ -1,7 +1,10 @@
 //! Sockets on the worker's loop: [`Stream`], a nonblocking TCP or Unix stream registered
-//! (edge-triggered) in the runtime's epoll set, which the worker's own loop watches (epoll:
-//! as one more fd of its set; io_uring: with a multishot poll). Readiness wakes the task that
-//! found the socket empty (or full); the task then makes its `recv` or `send` itself.
+//! (edge-triggered) in the runtime's epoll set under a token of [`token`]. On the epoll
+//! backend that set is the worker's own (`Runtime::share_epoll`): the worker's one wait
+//! reports the sockets beside its connections and hands their events to [`event`], so a turn
+//! with database traffic makes one `epoll_wait`, not two. Elsewhere (io_uring, `block_on`) the
+//! set is the runtime's alone, watched as one fd and emptied by [`poll`]. Readiness wakes the
+//! task that found the socket empty (or full); the task then makes its `recv` or `send` itself.
 
 use super::{Runtime, current};
 use crate::backend::slab::Slab;
@@ -23,50 +26,76 @@ struct Reg {
     writer: Option<Waker>,
 }
 
-/// The registered sockets, by key (the epoll data of each), and the buffers of a poll.
+/// The registered sockets, by key (see [`token`]), and the event buffer of a [`poll`].
 #[derive(Default)]
 pub(crate) struct Reactor {
     regs: Slab<Reg>,
     events: Option<twelve_sys::epoll::Events>,
-    wake: Vec<Waker>,
+}
+
+/// Bit 63 marks a runtime socket's token: a socket's key (a slab token, bit 63 clear) with
+/// it set. The epoll backend's own tokens are connections' (bit 63 clear) and a few at the top
+/// of the range (listeners, wake-up, alarm), which it tells apart before asking [`key`].
+const TAG: u64 = 1 << 63;
+
+/// The epoll token of the socket `key`.
+fn token(key: u64) -> u64 {
+    TAG | key
+}
+
+/// The socket key of an epoll token, if it is a runtime socket's.
+#[inline]
+pub(crate) fn key(token: u64) -> Option<u64> {
+    (token & TAG != 0).then_some(token & !TAG)
+}
+
+/// Applies one epoll event (`bits`) of the socket `key`: marks it readable or writable and
+/// wakes the task that waits on it.
+#[inline]
+pub(crate) fn event(rt: &Runtime, key: u64, bits: u32) {
+    let flags = EventFlags::from_bits_retain(bits);
+    let (reader, writer) = {
+        let mut io = rt.io.borrow_mut();
+        let Some(reg) = io.regs.get(key) else {
+            return;
+        };
+        let hup = flags.intersects(EventFlags::ERR | EventFlags::HUP);
+        let mut reader = None;
+        let mut writer = None;
+        if hup || flags.intersects(EventFlags::IN | EventFlags::RDHUP) {
+            reg.readable = true;
+            reader = reg.reader.take();
+        }
+        if hup || flags.contains(EventFlags::OUT) {
+            reg.writable = true;
+            writer = reg.writer.take();
+        }
+        (reader, writer)
+    };
+    // Woken outside the borrow: a waker may run code of its own.
+    for w in [reader, writer].into_iter().flatten() {
+        w.wake();
+    }
 }
 
 /// Takes the runtime's socket events, waiting up to `timeout_ms` for one, and wakes the
 /// tasks that wait on them.
 pub(crate) fn poll(rt: &Runtime, timeout_ms: u64) {
-    let (mut events, mut wake) = {
-        let mut io = rt.io.borrow_mut();
-        let events = io
-            .events
-            .take()
-            .unwrap_or_else(|| twelve_sys::epoll::Events::with_capacity(256));
-        (events, std::mem::take(&mut io.wake))
-    };
+    let mut events = rt
+        .io
+        .borrow_mut()
+        .events
+        .take()
+        .unwrap_or_else(|| twelve_sys::epoll::Events::with_capacity(256));
     let timeout = i32::try_from(timeout_ms).unwrap_or(i32::MAX);
-    let waited = twelve_sys::epoll::wait(rt.epoll.as_fd(), &mut events, timeout).is_ok();
-    {
-        let mut io = rt.io.borrow_mut();
-        for (bits, key) in events.iter().filter(|_| waited) {
-            let flags = EventFlags::from_bits_retain(bits);
-            let Some(reg) = io.regs.get(key) else {
-                continue;
-            };
-            let hup = flags.intersects(EventFlags::ERR | EventFlags::HUP);
-            if hup || flags.intersects(EventFlags::IN | EventFlags::RDHUP) {
-                reg.readable = true;
-                wake.extend(reg.reader.take());
-            }
-            if hup || flags.contains(EventFlags::OUT) {
-                reg.writable = true;
-                wake.extend(reg.writer.take());
+    if twelve_sys::epoll::wait(rt.epoll.as_fd(), &mut events, timeout).is_ok() {
+        for (bits, token) in events.iter() {
+            if let Some(key) = key(token) {
+                event(rt, key, bits);
             }
         }
-        io.events = Some(events);
     }
-    for w in wake.drain(..) {
-        w.wake();
-    }
-    rt.io.borrow_mut().wake = wake;
+    rt.io.borrow_mut().events = Some(events);
 }
 
 /// A nonblocking TCP or Unix stream socket on the worker's loop. Reads and writes are plain
@@ -122,7 +151,7 @@ impl Stream {
             ..Reg::default()
         });
         let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
-        if let Err(e) = epoll::add(&rt.epoll, &fd, EventData::new_u64(key), flags) {
+        if let Err(e) = epoll::add(&rt.epoll, &fd, EventData::new_u64(token(key)), flags) {
             rt.io.borrow_mut().regs.remove(key);
             return Err(e.into());
         }

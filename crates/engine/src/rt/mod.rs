@@ -13,6 +13,8 @@ mod task;
 mod timer;
 
 pub use io::Stream;
+/// The socket key of a token from the runtime's shared epoll set, if it is a runtime socket's.
+pub(crate) use io::key as io_key;
 pub use task::spawn;
 pub use timer::{Sleep, sleep};
 
@@ -104,17 +106,32 @@ impl Runtime {
         self.epoll.as_fd()
     }
 
+    /// The runtime's epoll set, as the worker's own (a duplicate of its fd): the worker
+    /// registers its listeners and connections in it, its one wait reports the runtime's
+    /// sockets too, and it hands their events to [`Runtime::io_event`] (tokens that
+    /// [`io_key`] knows). The worker then never watches [`Runtime::io_fd`] nor turns with `io`.
+    pub(crate) fn share_epoll(&self) -> std::io::Result<OwnedFd> {
+        Ok(rustix::io::fcntl_dupfd_cloexec(&self.epoll, 0)?)
+    }
+
+    /// One event of a runtime socket, reported by the worker's wait on the shared set
+    /// ([`Runtime::share_epoll`]): wakes the task that waits on it.
+    #[inline]
+    pub(crate) fn io_event(&self, key: u64, bits: u32) {
+        io::event(self, key, bits);
+    }
+
     /// Whether a turn has anything to do now (a task woken, a timer due by `now_ms`).
     #[inline]
     pub(crate) fn busy(&self, now_ms: u64) -> bool {
-        self.ready.pending() || self.timers.borrow().due(now_ms)
+        task::pending(&self.ready) || self.timers.borrow().due(now_ms)
     }
 
     /// How long the loop may wait for the runtime's sake: 0 with a task ready, else until
     /// the next timer; `None`: no limit.
     #[inline]
     pub(crate) fn timeout_ms(&self, now_ms: u64) -> Option<u64> {
-        if self.ready.pending() {
+        if task::pending(&self.ready) {
             return Some(0);
         }
         self.timers.borrow().timeout_ms(now_ms)
@@ -131,7 +148,7 @@ impl Runtime {
         timer::expire(self, now_ms);
         let mut keys = std::mem::take(&mut *self.keys.borrow_mut());
         for _ in 0..ROUNDS {
-            self.ready.take(&mut keys);
+            task::take(&self.ready, &mut keys);
             if keys.is_empty() {
                 break;
             }

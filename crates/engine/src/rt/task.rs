@@ -1,10 +1,12 @@
 //! Tasks and their wakers. A waker marks its task ready in its worker's queue: from the
-//! worker's own thread (a timer, a socket, another task) that is a push under an uncontended
-//! lock; only from another thread does it also write the worker's eventfd, so the hop between
-//! threads is paid by whoever crosses, never on the worker's own path.
+//! worker's own thread (a timer, a socket, another task) that is a push onto the thread's own
+//! list, no lock (the runtime is single-threaded); only from another thread does it take the
+//! queue's lock and write the worker's eventfd, so the hop between threads is paid by whoever
+//! crosses, never on the worker's own path.
 
 use super::{Done, Pending, Runtime, current};
 use crate::backend::slab::Slab;
+use std::cell::RefCell;
 use std::future::Future;
 use std::os::fd::OwnedFd;
 use std::pin::Pin;
@@ -31,15 +33,30 @@ pub(crate) struct Task {
 pub(crate) type Tasks = Slab<Task>;
 
 thread_local! {
-    /// A byte whose address tells threads apart (see [`ReadyQueue::push`]).
-    static MARK: u8 = const { 0 };
+    /// The keys of this thread's tasks woken on this thread (one runtime per thread). Its
+    /// address also tells threads apart (see [`ReadyQueue::owner`]).
+    static LOCAL: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 fn thread_mark() -> usize {
-    MARK.with(|m| std::ptr::from_ref(m) as usize)
+    LOCAL.with(|q| std::ptr::from_ref(q) as usize)
 }
 
-/// The keys of the tasks woken since the loop last looked.
+/// Whether a task was woken since the loop last took the keys (on the queue's thread).
+#[inline]
+pub(crate) fn pending(queue: &ReadyQueue) -> bool {
+    queue.pending.load(Ordering::Acquire) || LOCAL.with(|q| !q.borrow().is_empty())
+}
+
+/// Swaps the woken keys into `into` (empty): this thread's, then other threads'.
+pub(crate) fn take(queue: &ReadyQueue, into: &mut Vec<u64>) {
+    LOCAL.with(|q| std::mem::swap(&mut *q.borrow_mut(), into));
+    if queue.pending.load(Ordering::Acquire) {
+        queue.take_remote(into);
+    }
+}
+
+/// The keys of the tasks woken on other threads since the loop last looked.
 pub(crate) struct ReadyQueue {
     keys: Mutex<Vec<u64>>,
     /// Keys are waiting: one load for the loop's "anything to do?".
@@ -64,33 +81,40 @@ impl ReadyQueue {
         let _ = self.wake.set(wake);
     }
 
-    #[inline]
-    pub(crate) fn pending(&self) -> bool {
-        self.pending.load(Ordering::Acquire)
-    }
-
+    /// Queues `key`: on the owner's thread onto its own list, from elsewhere under the lock,
+    /// waking the worker's loop.
     fn push(&self, key: u64) {
+        let local = LOCAL
+            .try_with(|q| {
+                let mine = std::ptr::from_ref(q) as usize == self.owner;
+                if mine {
+                    q.borrow_mut().push(key);
+                }
+                mine
+            })
+            .unwrap_or(false);
+        if local {
+            return;
+        }
         self.keys
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(key);
         // Release pairs with the loop's Acquire in `pending`: the key is in before the flag.
         self.pending.store(true, Ordering::Release);
-        if thread_mark() != self.owner
-            && let Some(fd) = self.wake.get()
-        {
+        if let Some(fd) = self.wake.get() {
             let _ = rustix::io::write(&**fd, &1u64.to_ne_bytes());
         }
     }
 
-    /// Swaps the woken keys into `into` (empty).
-    pub(crate) fn take(&self, into: &mut Vec<u64>) {
+    /// Appends the keys woken on other threads to `into`.
+    fn take_remote(&self, into: &mut Vec<u64>) {
         self.pending.store(false, Ordering::Release);
         let mut keys = self
             .keys
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        std::mem::swap(&mut *keys, into);
+        into.append(&mut keys);
     }
 }
 
