@@ -35,14 +35,6 @@ pub(crate) trait Io {
     fn close(&mut self, slot: usize);
     /// Waits at most `timeout_ns` for readiness; returns how many events [`Io::event`] holds.
     fn poll(&mut self, timeout_ns: u64) -> Result<usize, Errno>;
-    /// The open model's sleep to its next wake-up, where the engine can make it part of the
-    /// poll: hands the kernel the turn's sends, sleeps until `until_ns` (the run's clock)
-    /// whatever arrives meanwhile, then reports what came as [`Io::poll`] does (`Some`). One
-    /// call instead of a poll and a [`Io::nap`]: io_uring waits in the `io_uring_enter` that
-    /// submits. `None` where it cannot (nothing was done): the worker polls, then naps.
-    fn poll_after_sleep(&mut self, _until_ns: u64) -> Option<Result<usize, Errno>> {
-        None
-    }
     /// The `k`-th event of the last poll.
     fn event(&self, k: usize) -> Readiness;
     /// Sleeps `ns` on the worker's own timer (`crate::pacing`).

@@ -36,15 +36,6 @@ const BUF_SIZE: u32 = 4096;
 /// `POLLOUT` as the ring's poll takes it: the end of a non-blocking connect.
 const POLLOUT: u32 = rustix::event::PollFlags::OUT.bits() as u32;
 
-/// How a poll waits after submitting.
-#[derive(Clone, Copy)]
-enum Wait {
-    /// At most this many ns, ending at the first completion.
-    Within(u64),
-    /// Until this CLOCK_MONOTONIC instant (ns), whatever completes meanwhile.
-    Until(u64),
-}
-
 /// One connection on a slot: its socket and how many of its operations have not completed.
 struct Link {
     fd: OwnedFd,
@@ -88,8 +79,6 @@ pub(crate) struct UringIo {
     done: Vec<Completion>,
     events: Vec<Readiness>,
     clock: RxClock,
-    /// CLOCK_MONOTONIC ns at the run clock's zero (io_uring's wait clock), from `sync_clock`.
-    mono_zero: Option<u64>,
 }
 
 /// Arms the connection's one multishot receive: a `recvmsg` where its buffers are to carry
@@ -123,7 +112,6 @@ impl UringIo {
             done: Vec::new(),
             events: Vec::new(),
             clock: RxClock::default(),
-            mono_zero: None,
         })
     }
 
@@ -234,54 +222,6 @@ impl UringIo {
                 self.ring.close(l.fd);
             }
         }
-    }
-
-    /// One poll: the turn's submissions, then its wait.
-    fn poll_for(&mut self, wait: Wait) -> Result<usize, Errno> {
-        // Only the slots of the last poll's events and lists are visited: a turn costs what
-        // it reaps, not what the worker holds (10,000 connections, say).
-        for ev in &self.events {
-            self.slots[ev.slot].listed = None;
-        }
-        self.events.clear();
-        let rearm = std::mem::take(&mut self.rearm);
-        for &slot in &rearm {
-            let s = &mut self.slots[slot];
-            if std::mem::take(&mut s.rearm)
-                && !s.eof
-                && s.err.is_none()
-                && let Some(l) = s.live.as_mut()
-            {
-                l.ops += 1;
-                arm_recv(&mut self.ring, self.dialer.stamps(), &l.fd, l.tag);
-            }
-        }
-        self.rearm = rearm;
-        self.rearm.clear();
-        let again = std::mem::take(&mut self.again);
-        for &slot in &again {
-            if self.slots[slot].live.is_some() {
-                self.mark(slot, true, false);
-            }
-        }
-        self.again = again;
-        self.again.clear();
-        let entered = match wait {
-            // A slot to report already: no wait at all.
-            _ if !self.events.is_empty() => self.ring.submit_and_wait(Some(Duration::ZERO)),
-            Wait::Within(ns) => self.ring.submit_and_wait(Some(Duration::from_nanos(ns))),
-            Wait::Until(mono_ns) => self
-                .ring
-                .submit_and_sleep_until(Duration::from_nanos(mono_ns)),
-        };
-        entered.map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
-        let mut done = std::mem::take(&mut self.done);
-        self.ring.reap(&mut done);
-        for c in done.drain(..) {
-            self.on_completion(c);
-        }
-        self.done = done;
-        Ok(self.events.len())
     }
 }
 
@@ -397,15 +337,49 @@ impl Io for UringIo {
     }
 
     fn poll(&mut self, timeout_ns: u64) -> Result<usize, Errno> {
-        self.poll_for(Wait::Within(timeout_ns))
-    }
-
-    /// Sleeps in the `io_uring_enter` that submits the turn's sends, to an absolute deadline
-    /// so that the sends' own time does not move the wake-up; unless a slot is already to be
-    /// reported (bytes left over from a read), when it does not wait at all, as `poll`.
-    fn poll_after_sleep(&mut self, until_ns: u64) -> Option<Result<usize, Errno>> {
-        let zero = self.mono_zero?;
-        Some(self.poll_for(Wait::Until(zero + until_ns)))
+        // Only the slots of the last poll's events and lists are visited: a turn costs what
+        // it reaps, not what the worker holds (10,000 connections, say).
+        for ev in &self.events {
+            self.slots[ev.slot].listed = None;
+        }
+        self.events.clear();
+        let rearm = std::mem::take(&mut self.rearm);
+        for &slot in &rearm {
+            let s = &mut self.slots[slot];
+            if std::mem::take(&mut s.rearm)
+                && !s.eof
+                && s.err.is_none()
+                && let Some(l) = s.live.as_mut()
+            {
+                l.ops += 1;
+                arm_recv(&mut self.ring, self.dialer.stamps(), &l.fd, l.tag);
+            }
+        }
+        self.rearm = rearm;
+        self.rearm.clear();
+        let again = std::mem::take(&mut self.again);
+        for &slot in &again {
+            if self.slots[slot].live.is_some() {
+                self.mark(slot, true, false);
+            }
+        }
+        self.again = again;
+        self.again.clear();
+        let timeout = if self.events.is_empty() {
+            Duration::from_nanos(timeout_ns)
+        } else {
+            Duration::ZERO
+        };
+        self.ring
+            .submit_and_wait(Some(timeout))
+            .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+        let mut done = std::mem::take(&mut self.done);
+        self.ring.reap(&mut done);
+        for c in done.drain(..) {
+            self.on_completion(c);
+        }
+        self.done = done;
+        Ok(self.events.len())
     }
 
     #[inline]
@@ -440,12 +414,6 @@ impl Io for UringIo {
 
     fn sync_clock(&mut self, run_now: &dyn Fn() -> u64) {
         self.clock.sync(run_now);
-        // The run's clock is CLOCK_MONOTONIC from an origin: one read of each fixes it.
-        let before = run_now();
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        let mono = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
-        let mid = before + run_now().saturating_sub(before) / 2;
-        self.mono_zero = mono.checked_sub(mid);
     }
 }
 
@@ -492,48 +460,6 @@ mod tests {
         peer.read_exact(&mut got)
             .expect("the send went out before the nap");
         assert_eq!(&got, b"ping");
-    }
-
-    /// The open model's sleep in the poll: it sends the turn's requests first (the peer
-    /// answers only what it got) and reports the answer that came, whether the deadline is
-    /// ahead or already past; before the run clock is known it does nothing (`None`), and the
-    /// worker polls and naps instead.
-    #[test]
-    fn a_sleep_in_the_poll_sends_first_and_reports_what_came() {
-        let clock = crate::clock::MonoClock::new();
-        let cases: &[(&str, i64)] = &[
-            ("a deadline 2 ms ahead", 2_000_000),
-            ("a deadline already past", -1_000_000),
-        ];
-        for &(name, offset) in cases {
-            let Some((mut io, mut peer)) = connected_pair() else {
-                return;
-            };
-            assert!(io.poll_after_sleep(0).is_none(), "{name}: before any sync");
-            io.sync_clock(&|| crate::clock::Clock::now_ns(&clock));
-            let echo = std::thread::spawn(move || {
-                let mut got = [0u8; 4];
-                peer.read_exact(&mut got).unwrap();
-                std::io::Write::write_all(&mut peer, b"pong").unwrap();
-                got
-            });
-            assert_eq!(io.send(0, b"ping").unwrap(), 4);
-            let mut sleep = || {
-                let until = crate::clock::Clock::now_ns(&clock).saturating_add_signed(offset);
-                let n = io.poll_after_sleep(until).unwrap().unwrap();
-                (0..n).any(|k| io.event(k).readable)
-            };
-            // The first sleep's call sends the request; the peer answers only once it has it.
-            let first = sleep();
-            assert_eq!(&echo.join().unwrap(), b"ping", "{name}");
-            assert!(
-                first || (0..100).any(|_| sleep()),
-                "{name}: the answer was not reported within 100 sleeps"
-            );
-            let mut buf = [0u8; 8];
-            assert_eq!(io.recv(0, &mut buf).unwrap(), 4, "{name}");
-            assert_eq!(&buf[..4], b"pong", "{name}");
-        }
     }
 
     /// What a read left over (bytes here) belongs to the socket it came from: once the slot is

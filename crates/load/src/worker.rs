@@ -2,7 +2,7 @@
 //! reconnects and timeouts every 10 ms, open-model slots as they come due, a wait for readiness
 //! bounded by the next of those, then a nap after a small batch when [`Pacing`] allows one
 //! (the open model, a connection ready: a poll that does not block, then a sleep on the
-//! timer to the next wake-up; on io_uring one `io_uring_enter` that sends, then sleeps).
+//! timer to the next wake-up).
 //! What to send and how to book each event is the [`Dispatch`]'s; the sockets are an [`Io`]:
 //! epoll in a run, a modelled server in the simulation, which drives this same loop on a
 //! simulated clock.
@@ -143,20 +143,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             // and reads what came, and the worker then sleeps on its own timer to the next
             // wake-up rather than being woken by each answer.
             let through = self.sleeps_through(wait);
-            // Where the engine sleeps in the poll that sends (io_uring), one call does both:
-            // the answers that came meanwhile are read after the sleep, each booked at its
-            // receive stamp (which `sleeps_through` requires).
-            let mut slept = false;
-            let polled = if through
-                && !self.stopping()
-                && let Some(r) = self.d.io.poll_after_sleep(now + wait)
-            {
-                slept = true;
-                r
-            } else {
-                self.d.io.poll(if through { 0 } else { wait })
-            };
-            let Ok(polled) = polled else {
+            let Ok(polled) = self.d.io.poll(if through { 0 } else { wait }) else {
                 break self.s.clock.now_ns();
             };
             let polled_ns = self.s.clock.now_ns();
@@ -165,9 +152,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
                 let ev = self.d.io.event(k);
                 self.d.on_event(ev, polled_ns);
             }
-            if slept {
-                // The poll was the sleep.
-            } else if through {
+            if through {
                 self.sleep_through(next_hk);
             } else {
                 self.nap_after(polled, next_hk);
@@ -203,11 +188,6 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
             self.d.io.nap(nap);
             self.pacing.napped(now, self.s.clock.now_ns());
         }
-    }
-
-    /// Whether the run is being stopped or this worker has nothing left: no sleep then.
-    fn stopping(&self) -> bool {
-        self.s.stop.load(Ordering::Relaxed) || self.finished()
     }
 
     /// Whether a count-bounded run has nothing left to do on this worker.
@@ -254,7 +234,7 @@ impl<'s, C: Clock, I: Io> Worker<'s, C, I> {
     /// time), when the rule still allows it. The loop then sends every request due by the time
     /// it woke, however late that is, before it reads anything.
     fn sleep_through(&mut self, next_hk: u64) {
-        if self.stopping() {
+        if self.s.stop.load(Ordering::Relaxed) || self.finished() {
             return;
         }
         let now = self.s.clock.now_ns();

@@ -19,8 +19,7 @@
 //! ring on its own thread. `SUBMIT_ALL` keeps one bad entry from stopping a batch.
 
 use io_uring::types::{BufRingEntry, CancelBuilder, SubmitArgs, Timespec};
-
-use io_uring::{EnterFlags, IoUring, cqueue, opcode, squeue, types};
+use io_uring::{IoUring, cqueue, opcode, squeue, types};
 use rustix::io::Errno;
 use std::alloc::Layout;
 use std::io;
@@ -213,9 +212,6 @@ pub struct Ring {
     registered: bool,
     /// Set up with `DEFER_TASKRUN`.
     deferred: bool,
-    /// The kernel takes absolute wait deadlines (`IORING_ENTER_ABS_TIMER`); cleared at its
-    /// first refusal.
-    abs_timer: bool,
     /// [`Ring::close`] goes through the ring: `IORING_OP_CLOSE` and `IOSQE_CQE_SKIP_SUCCESS`
     /// (5.6 and 5.17; the multishot receive this ring needs came with 6.0).
     close_op: bool,
@@ -303,7 +299,6 @@ impl Ring {
             bufs: BufRing::new(bufs, buf_size)?,
             registered: false,
             deferred,
-            abs_timer: true,
             close_op,
             slots: Vec::new(),
             free: Vec::new(),
@@ -542,48 +537,6 @@ impl Ring {
             return self.enter(0, None);
         }
         self.enter(1, timeout)
-    }
-
-    /// Submits what is queued and sleeps until `deadline` (CLOCK_MONOTONIC, io_uring's wait
-    /// clock) whatever completes meanwhile: one `io_uring_enter` for a turn's sends and the
-    /// sleep after them (the load generator's open model, which sleeps to its next send).
-    /// The deadline is absolute (`IORING_ENTER_ABS_TIMER`, 6.12), so the time the sends take
-    /// within the call does not move the wake-up; where the kernel refuses it (EINVAL), the
-    /// wait is made relative from just before the call. The wait asks for a full completion
-    /// queue (the kernel caps `min_complete` there), so only the timer ends it; under
-    /// `DEFER_TASKRUN` the completions' task work waits for the wake-up rather than waking
-    /// the thread (io_uring_enter(2)).
-    pub fn submit_and_sleep_until(&mut self, deadline: Duration) -> io::Result<()> {
-        let full = self.ring.params().cq_entries();
-        if self.abs_timer {
-            let ts = Timespec::from(deadline);
-            let args = SubmitArgs::new().timespec(&ts);
-            let queued = self.ring.submission().len() as u32;
-            let flags = EnterFlags::EXT_ARG | EnterFlags::GETEVENTS | EnterFlags::ABS_TIMER;
-            // SAFETY: `args` is the `io_uring_getevents_arg` that EXT_ARG asks for (as
-            // `submit_with_args` passes it) and outlives the call; the queued entries are the
-            // ring's own, pushed under the invariants of `Ring::push`.
-            let r = unsafe {
-                self.ring
-                    .submitter()
-                    .enter(queued, full, flags.bits(), Some(&args))
-            };
-            match r {
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.abs_timer = false,
-                Err(e)
-                    if !matches!(
-                        e.raw_os_error(),
-                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                    ) =>
-                {
-                    return Err(e);
-                }
-                _ => return Ok(()),
-            }
-        }
-        let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        let now = Duration::new(now.tv_sec as u64, now.tv_nsec as u32);
-        self.enter(full as usize, Some(deadline.saturating_sub(now)))
     }
 
     fn enter(&mut self, want: usize, timeout: Option<Duration>) -> io::Result<()> {
