@@ -181,7 +181,11 @@ pub fn probe(opts: &ProbeOptions) -> Snapshot {
             snap.sysctls.insert(key.to_string(), v);
         }
     }
-    snap.processes = processes(root);
+    // Only the packet sockets' holders are looked up (the one check that needs a process's
+    // sockets): a `readlink` per descriptor of every process would cost the client's CPU
+    // (tens of thousands of descriptors on a busy host) for nothing when there are none.
+    let packet = snap.packet.as_deref().map(crate::parse::packet_sockets);
+    snap.processes = processes(root, packet.is_some_and(|p| !p.is_empty()));
     snap.interfaces = list(root, "sys/class/net")
         .into_iter()
         .map(|name| interface(root, &runner, name))
@@ -206,8 +210,8 @@ pub fn probe(opts: &ProbeOptions) -> Snapshot {
     snap
 }
 
-/// Every process under ROOT/proc with its comm and socket inodes.
-fn processes(root: &Path) -> Vec<Process> {
+/// Every process under ROOT/proc with its comm and (`sockets`) its socket inodes.
+fn processes(root: &Path, sockets: bool) -> Vec<Process> {
     let mut out = Vec::new();
     for name in list(root, "proc") {
         let Ok(pid) = name.parse::<u32>() else {
@@ -218,7 +222,12 @@ fn processes(root: &Path) -> Vec<Process> {
             continue;
         };
         let fd_dir = root.join(format!("proc/{pid}/fd"));
-        let mut socket_inodes: Vec<u64> = fs::read_dir(&fd_dir)
+        let fds = if sockets {
+            fs::read_dir(&fd_dir)
+        } else {
+            Err(io::ErrorKind::Unsupported.into())
+        };
+        let mut socket_inodes: Vec<u64> = fds
             .map(|rd| {
                 rd.filter_map(|e| {
                     let target = fs::read_link(e.ok()?.path()).ok()?;
@@ -285,5 +294,32 @@ fn interface(root: &Path, runner: &Runner, name: String) -> Interface {
         ethtool_coalesce,
         ethtool_features,
         name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process's descriptors are read only when there are packet sockets to attribute: the
+    /// one check that needs them (`net.packet_sockets`) has nothing to do otherwise.
+    #[test]
+    fn descriptors_are_read_only_for_packet_sockets() {
+        let root = std::env::temp_dir().join(format!("twelve-probe-fds-{}", std::process::id()));
+        let fd_dir = root.join("proc/4242/fd");
+        fs::create_dir_all(&fd_dir).unwrap();
+        fs::write(root.join("proc/4242/comm"), "tcpdump\n").unwrap();
+        std::os::unix::fs::symlink("socket:[77]", fd_dir.join("3")).unwrap();
+        let cases: &[(&str, bool, &[u64])] = &[
+            ("packet sockets listed", true, &[77]),
+            ("none listed", false, &[]),
+        ];
+        for &(name, sockets, want) in cases {
+            let procs = processes(&root, sockets);
+            assert_eq!(procs.len(), 1, "{name}");
+            assert_eq!(procs[0].comm, "tcpdump", "{name}");
+            assert_eq!(procs[0].socket_inodes, want, "{name}");
+        }
+        fs::remove_dir_all(&root).unwrap();
     }
 }
