@@ -1,10 +1,14 @@
-//! `epoll_wait(2)` with a millisecond timeout, called through libc.
+//! `epoll_wait(2)` with a millisecond timeout, made as a raw syscall.
 //!
 //! rustix's `epoll::wait` switches to `epoll_pwait2` whenever any crate of the build enables
 //! its `linux_5_11` feature (features unify across a workspace), and valgrind 3.19 does not
 //! know that syscall: the worker's wait then fails with ENOSYS, and instruction counting with
 //! callgrind (docs/kernel-facts.md) becomes impossible. Plain `epoll_wait` exists since 2.6 and
-//! millisecond resolution is all a timer wheel with 50 ms ticks needs.
+//! millisecond resolution is all a timer wheel with 50 ms ticks needs. It goes through
+//! `syscall(2)` rather than glibc's `epoll_wait`, a cancellation point that in a process of
+//! several threads (a server's workers beside its signal thread) turns asynchronous
+//! cancellation on and off around every wait; no thread of twelve is ever cancelled
+//! (<https://man7.org/linux/man-pages/man7/pthreads.7.html>, "Cancellation points").
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -51,7 +55,7 @@ pub fn wait(epfd: BorrowedFd<'_>, events: &mut Events, timeout_ms: i32) -> io::R
     // SAFETY: `epfd` is a live descriptor borrowed for the call; the pointer and `max` describe
     // writable memory of `max` `epoll_event`s owned by `events` for the whole call.
     let n = unsafe {
-        libc::epoll_wait(
+        raw_wait(
             epfd.as_raw_fd(),
             events.buf.as_mut_ptr().cast::<libc::epoll_event>(),
             max,
@@ -64,6 +68,36 @@ pub fn wait(epfd: BorrowedFd<'_>, events: &mut Events, timeout_ms: i32) -> io::R
     // The kernel wrote `n <= max` entries.
     events.len = n as usize;
     Ok(events.len)
+}
+
+/// `epoll_wait` as a raw syscall (`epoll_pwait` with no signal mask where the architecture
+/// has no `epoll_wait`, as aarch64): -1 with `errno` set on failure.
+///
+/// # Safety
+/// `events` must point to `max` writable `epoll_event`s.
+#[inline]
+unsafe fn raw_wait(
+    epfd: libc::c_int,
+    events: *mut libc::epoll_event,
+    max: libc::c_int,
+    timeout_ms: i32,
+) -> libc::c_long {
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+    // SAFETY: the caller's contract; the arguments are epoll_wait's.
+    return unsafe { libc::syscall(libc::SYS_epoll_wait, epfd, events, max, timeout_ms) };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
+    // SAFETY: the caller's contract; a null mask makes `epoll_pwait` an `epoll_wait`.
+    return unsafe {
+        libc::syscall(
+            libc::SYS_epoll_pwait,
+            epfd,
+            events,
+            max,
+            timeout_ms,
+            std::ptr::null::<libc::sigset_t>(),
+            0usize,
+        )
+    };
 }
 
 #[cfg(test)]
