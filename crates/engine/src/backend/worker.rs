@@ -218,6 +218,9 @@ pub(crate) fn close_idle<W: Driver>(w: &mut W) {
 /// next wait's timeout.
 pub(crate) struct Clock {
     epoch: Instant,
+    /// Worker-clock ms at which the wall clock's second next changes: the `Date` is read again
+    /// then, and wake-ups before it read the monotonic clock only.
+    date_until_ms: u64,
 }
 
 impl Clock {
@@ -226,7 +229,10 @@ impl Clock {
         let epoch = Instant::now()
             .checked_sub(Duration::from_millis(1))
             .unwrap_or_else(Instant::now);
-        Self { epoch }
+        Self {
+            epoch,
+            date_until_ms: 0,
+        }
     }
 
     #[inline]
@@ -235,14 +241,36 @@ impl Clock {
     }
 
     /// The time, read once the wait is over. The responses of this wake-up carry the `Date`
-    /// read here too: one clock read per wake-up instead of one per response (a pipelined
-    /// batch has 16 of them).
+    /// held since the wall clock's second last changed: one clock read per wake-up, the wall
+    /// clock's too only when its second is due to change (a step of the wall clock shows
+    /// within a second), instead of one per response (a pipelined batch has 16 of them).
     #[inline]
-    pub(crate) fn woke(&self) -> u64 {
+    pub(crate) fn woke(&mut self) -> u64 {
         let now = self.now_ms();
-        twelve_http::refresh_date();
+        if now >= self.date_until_ms {
+            self.date_until_ms = now.saturating_add(self.refresh_date());
+        }
         now
     }
+
+    /// Holds the wall clock's second for this thread's `Date`; returns the ms until that
+    /// second ends (at least 1).
+    #[cold]
+    fn refresh_date(&self) -> u64 {
+        // Read before the held second: should the second change between the two reads, the
+        // hold ends early (one more read), never late.
+        let into = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::from(d.subsec_millis()));
+        twelve_http::refresh_date();
+        date_hold_ms(into)
+    }
+}
+
+/// How long a `Date` read `into_ms` into its second stays right (ms, at least 1; to the
+/// millisecond, as both clocks are read in whole ms).
+fn date_hold_ms(into_ms: u64) -> u64 {
+    1000u64.saturating_sub(into_ms).max(1)
 }
 
 /// Whether a worker accepts: resting after EMFILE, full at `max_conns`, or closed for good by
@@ -369,6 +397,27 @@ mod tests {
         assert!(!g.reopen(0, 2, 2));
         assert!(g.reopen(0, 1, 2));
         assert!(g.accepting());
+    }
+
+    #[test]
+    fn a_date_is_held_to_the_end_of_its_second() {
+        // (ms into the second, ms held)
+        for (into, held) in [(0, 1000), (1, 999), (999, 1), (1000, 1), (5000, 1)] {
+            assert_eq!(date_hold_ms(into), held, "{into}");
+        }
+    }
+
+    #[test]
+    fn a_clock_reads_the_date_again_only_once_its_second_is_over() {
+        let mut c = Clock::start();
+        let now = c.woke();
+        let until = c.date_until_ms;
+        assert!(until > now && until <= now + 1000, "{now} {until}");
+        c.woke();
+        assert!(
+            c.date_until_ms == until || c.now_ms() >= until,
+            "held within the second"
+        );
     }
 
     #[test]
