@@ -36,6 +36,9 @@
 #        SERVERS="serve serve-uring arena arena-uring serve-plain arena-plain" (peers added when their binaries exist)
 #        LIBREACTOR_BIN=/tmp/peers/libreactor-8086/libreactor  ARENA_BIN=/tmp/peers/httparena
 #        BASE_BIN=/path/to/twelve (another build of twelve, bench-bin profile: adds serve-base and serve-uring-base)
+#        PORT_OFFSET=0 (added to every port but libreactor's, which is built in: two runs at once need different
+#        offsets, and a port already listened on stops the run, since SO_REUSEPORT would let both runs' servers
+#        share it and each measure a mix; set LIBREACTOR_BIN= to leave libreactor out while another run has 8086)
 # Writes OUTDIR/README.md, raw/ (each bench report, perf stat output, logs), fixed.tsv and summary.md. Needs root
 # (perf's tracepoints), Debian's linux-perf, cargo. Every process it starts is stopped by PID on exit.
 set -euo pipefail
@@ -44,7 +47,7 @@ OUT=${1:-$ROOT/bench/runs/$(date +%F)-fixed-cost}
 RATES=${RATES:-10000 50000}; CONNS=${CONNS:-1024}; ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}; WARMUP=${WARMUP:-2s}
 SERVERS=${SERVERS:-serve serve-uring arena arena-uring serve-plain arena-plain}
-SCHED=${SCHED:-other}; CLIENT_THREADS=${CLIENT_THREADS:-1}; NAP=${NAP:-200us}
+SCHED=${SCHED:-other}; CLIENT_THREADS=${CLIENT_THREADS:-1}; NAP=${NAP:-200us}; PORT_OFFSET=${PORT_OFFSET:-0}
 case $SCHED in
   fifo) RUN=(chrt -f 1) ;;
   other) RUN=() ;;
@@ -83,12 +86,18 @@ declare -A AT=(
   [arena-uring]="8114 /baseline11?a=13&b=42" [serve-plain]="8111 /plaintext" [arena-plain]="8113 /pipeline"
   [serve-nap]="8115 /json" [serve-base]="8116 /json" [serve-uring-base]="8117 /json" [libreactor]="8086 /json" [rust-epoll]="8091 /baseline11?a=13&b=42" [libreactorng]="8093 /baseline11?a=13&b=42"
 )
+for k in "${!AT[@]}"; do
+  [ "$k" = libreactor ] || AT[$k]="$((${AT[$k]%% *} + PORT_OFFSET)) ${AT[$k]#* }"
+done
 started=()
 start() { # name: starts the process behind it once
   local name=$1 proc
   case $name in serve-plain) proc=serve ;; arena-plain) proc=arena ;; *) proc=$name ;; esac
   [[ " ${started[*]-} " == *" $proc "* ]] && return 0
   local port=${AT[$proc]%% *}
+  if [ -n "$(ss -Hltn "sport = :$port")" ]; then
+    echo "fixed-cost.sh: port $port ($proc) is already listened on (another run?); see PORT_OFFSET" >&2; exit 1
+  fi
   case $proc in
     serve) "${RUN[@]}" taskset -c 0 "$TWELVE" serve --listen "127.0.0.1:$port" --cpus 0 \
       > "$OUT/raw/$proc.log" 2>&1 & ;;
@@ -185,7 +194,7 @@ stop_all
   echo "- pinning: every server on CPU 0, one worker, uncapped; twelve bench on CPU 1 (open model, uniform,"
   echo "  $CLIENT_THREADS worker); scheduling: $SCHED (fifo: server and client under SCHED_FIFO priority 1)"
   echo "- command: \`RATES=\"$RATES\" CONNS=$CONNS ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP SCHED=$SCHED" \
-    "CLIENT_THREADS=$CLIENT_THREADS NAP=$NAP${BASE_BIN:+ BASE_BIN=$BASE_BIN}" \
+    "CLIENT_THREADS=$CLIENT_THREADS NAP=$NAP${BASE_BIN:+ BASE_BIN=$BASE_BIN} PORT_OFFSET=$PORT_OFFSET" \
     "SERVERS=\"$SERVERS\" bench/fixed-cost.sh\`"
   echo "- server CPU: schedstat of every thread of the listener's processes over the measured window;"
   echo "  syscalls, waits (epoll_wait + io_uring_enter) and context switches: perf stat on tracepoints, per"
