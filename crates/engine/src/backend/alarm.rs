@@ -9,12 +9,20 @@
 //! is set only when the deadline comes earlier than the armed one; one armed too early fires,
 //! finds nothing due and is set again. A wait then blocks with no timeout
 //! (<https://man7.org/linux/man-pages/man2/timerfd_create.2.html>).
+//!
+//! The alarm is set at the deadline's own time on the monotonic clock (`TFD_TIMER_ABSTIME`),
+//! not at a span from now: the loop knows "now" as the millisecond its turn began (rounded
+//! down), so a span counted from it would fire late by the part of a millisecond the clock had
+//! run past it plus whatever the turn did before setting the alarm, up to a tick and more on a
+//! timer a request waits on (`/delay/{ms}`).
 
+use super::worker::Clock;
 use rustix::fd::OwnedFd;
 use rustix::time::{
-    Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec, timerfd_create,
-    timerfd_settime,
+    ClockId, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec, clock_gettime,
+    timerfd_create, timerfd_settime,
 };
+use std::time::Duration;
 
 /// What the loop's next wait should do about its deadline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,23 +46,55 @@ fn plan(armed: Option<u64>, due_in: Option<u64>, now: u64) -> Plan {
     }
 }
 
+/// `t` less `d` (`t` later than `d`: a monotonic reading less the time since its clock's zero).
+fn minus(t: Timespec, d: Duration) -> Timespec {
+    let ns = i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec) - d.as_nanos() as i128;
+    Timespec {
+        tv_sec: ns.div_euclid(1_000_000_000) as i64,
+        tv_nsec: ns.rem_euclid(1_000_000_000) as i64,
+    }
+}
+
+/// `t` plus `ms` milliseconds, the nanoseconds kept below a second.
+fn plus_ms(t: Timespec, ms: u64) -> Timespec {
+    let ns = i128::from(t.tv_nsec) + i128::from(ms % 1000) * 1_000_000;
+    Timespec {
+        tv_sec: t
+            .tv_sec
+            .saturating_add(i64::try_from(ms / 1000).unwrap_or(i64::MAX))
+            .saturating_add((ns / 1_000_000_000) as i64),
+        tv_nsec: (ns % 1_000_000_000) as i64,
+    }
+}
+
 /// The timerfd and when it is armed to fire.
 pub(crate) struct Alarm {
     fd: Option<OwnedFd>,
     /// Worker-clock ms the timerfd fires at; `None` once it fired (or was never set).
     armed: Option<u64>,
+    /// The worker clock's zero on the monotonic clock (never before it: the alarm fires at or
+    /// after the worker clock reads the deadline).
+    zero: Timespec,
 }
 
 impl Alarm {
-    /// A monotonic, non-blocking timerfd; without one (descriptors exhausted at start) every
-    /// wait carries its timeout instead.
-    pub(crate) fn new() -> Self {
+    /// A monotonic, non-blocking timerfd firing at times of `clock`; without one (descriptors
+    /// exhausted at start) every wait carries its timeout instead.
+    pub(crate) fn new(clock: &Clock) -> Self {
         let fd = timerfd_create(
             TimerfdClockId::Monotonic,
             TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
         )
         .ok();
-        Self { fd, armed: None }
+        // `elapsed` read first: the monotonic reading after it makes `zero` at or after the
+        // clock's true zero (std's `Instant` is CLOCK_MONOTONIC on Linux).
+        let since = clock.elapsed();
+        let zero = minus(clock_gettime(ClockId::Monotonic), since);
+        Self {
+            fd,
+            armed: None,
+            zero,
+        }
     }
 
     /// The timerfd, for the loop's wait to watch (readable when the alarm fired).
@@ -78,19 +118,14 @@ impl Alarm {
             Plan::Block => None,
             Plan::Poll => Some(0),
             Plan::Arm(d) => {
-                let value = Timespec {
-                    tv_sec: (d / 1000) as i64,
-                    tv_nsec: ((d % 1000) * 1_000_000) as i64,
-                };
-                let zero = Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                };
                 let spec = Itimerspec {
-                    it_interval: zero,
-                    it_value: value,
+                    it_interval: Timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    },
+                    it_value: plus_ms(self.zero, now.saturating_add(d)),
                 };
-                match timerfd_settime(fd, TimerfdTimerFlags::empty(), &spec) {
+                match timerfd_settime(fd, TimerfdTimerFlags::ABSTIME, &spec) {
                     Ok(_) => {
                         self.armed = Some(now.saturating_add(d));
                         None
@@ -136,9 +171,65 @@ mod tests {
         }
     }
 
+    fn ts(tv_sec: i64, tv_nsec: i64) -> Timespec {
+        Timespec { tv_sec, tv_nsec }
+    }
+
+    #[test]
+    fn deadlines_on_the_monotonic_clock() {
+        // (zero, ms, zero + ms)
+        let cases = [
+            (ts(10, 0), 0, ts(10, 0)),
+            (ts(10, 0), 15, ts(10, 15_000_000)),
+            (ts(10, 999_500_000), 1, ts(11, 500_000)),
+            (ts(10, 999_999_999), 1_000, ts(11, 999_999_999)),
+            (ts(10, 400_000_000), 2_600, ts(13, 0)),
+            (ts(10, 0), u64::MAX, ts(18_446_744_073_709_561, 615_000_000)),
+        ];
+        for (zero, ms, want) in cases {
+            let got = plus_ms(zero, ms);
+            assert_eq!(
+                (got.tv_sec, got.tv_nsec),
+                (want.tv_sec, want.tv_nsec),
+                "{ms}"
+            );
+        }
+        // (reading, since zero, zero)
+        let cases = [
+            (ts(10, 0), Duration::ZERO, ts(10, 0)),
+            (ts(10, 500), Duration::from_nanos(200), ts(10, 300)),
+            (ts(10, 100), Duration::from_nanos(200), ts(9, 999_999_900)),
+            (ts(10, 0), Duration::from_millis(2_500), ts(7, 500_000_000)),
+        ];
+        for (t, d, want) in cases {
+            let got = minus(t, d);
+            assert_eq!(
+                (got.tv_sec, got.tv_nsec),
+                (want.tv_sec, want.tv_nsec),
+                "{d:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_alarm_fires_no_earlier_than_the_clock_reads_its_deadline() {
+        let clock = Clock::start();
+        let mut a = Alarm::new(&clock);
+        let now = clock.now_ms();
+        assert_eq!(
+            a.timeout_ms(Some(3), now),
+            None,
+            "armed, so the wait blocks"
+        );
+        let fd = a.fd().expect("timerfd");
+        let mut pfd = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+        assert_eq!(rustix::event::poll(&mut pfd, None).unwrap(), 1);
+        assert!(clock.now_ms() >= now + 3, "fired before the deadline");
+    }
+
     #[test]
     fn an_armed_alarm_makes_the_fd_readable() {
-        let mut a = Alarm::new();
+        let mut a = Alarm::new(&Clock::start());
         assert_eq!(a.timeout_ms(Some(1), 0), None, "armed, so the wait blocks");
         assert_eq!(a.timeout_ms(Some(5), 0), None, "armed earlier already");
         let fd = a.fd().expect("timerfd");

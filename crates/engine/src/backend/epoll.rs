@@ -129,7 +129,7 @@ pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
         Err(e) => return ready(Err(e)),
     };
     ready(Ok(()));
-    let mut alarm = Alarm::new();
+    let mut alarm = Alarm::new(&clock);
     if let Some(fd) = alarm.fd()
         && epoll::add(&epoll, fd, EventData::new_u64(ALARM), EventFlags::IN).is_err()
     {

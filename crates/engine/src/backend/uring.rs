@@ -170,7 +170,7 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
         setup,
         slab: Slab::default(),
         timers: Timers::new(clock.now_ms()),
-        alarm: Alarm::new(),
+        alarm: Alarm::new(&clock),
         gate: Gate::default(),
         clock,
         completions: Vec::new(),

@@ -235,6 +235,11 @@ impl Clock {
         }
     }
 
+    /// The time since the clock's zero, unrounded (for the alarm, which fires at a time on it).
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
     #[inline]
     pub(crate) fn now_ms(&self) -> u64 {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
