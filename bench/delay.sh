@@ -23,18 +23,33 @@
 #    (an hour, never answered in the run): the server's anonymous RSS over its idle RSS, per
 #    waiting request (the memory target), and the connections the server holds (ss).
 #
-# Usage: ROUNDS=1 DURATION=10s CONNS=16000 RATES="2000 4000" bench/delay.sh [OUT_DIR]
+# The server's RSS is read each second of a run's loaded part; its connections are counted once,
+# two seconds before the warm-up ends: `ss` walks every established socket in the kernel (both
+# ends of 16,000 loopback connections: tens of ms of system time a call), unpinned, so once a
+# second it took the server's CPU in the middle of the measured part.
+#
+# SERVERS="NAME=PATH ..." runs each of several builds of the example in turn in every round
+# (A B A B ...: a before/after comparison in one run); each run's name then carries the
+# server's NAME (open-2000-NAME-1). Without it, the example is built from this tree.
+#
+# HOLD=0 leaves the hold runs out (a latency comparison).
+#
+# Usage: ROUNDS=1 DURATION=10s CONNS=16000 RATES="2000 4000" [SERVERS=...] bench/delay.sh [OUT_DIR]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CONNS=${CONNS:-16000}; DURATION=${DURATION:-10s}; RATES=${RATES:-2000 4000}; MS=${MS:-15}
 ROUNDS=${ROUNDS:-1}; WARMUP=${WARMUP:-20s}; HOLD_MS=${HOLD_MS:-3600000}; CAP_CONNS=${CAP_CONNS:-256}
-QUOTA=${QUOTA:-50}; SOURCES=${SOURCES:-127.0.0.2-127.0.0.9}; PORT=8095
+QUOTA=${QUOTA:-50}; HOLD=${HOLD:-1}; SOURCES=${SOURCES:-127.0.0.2-127.0.0.9}; PORT=8095
 export QUOTA_CGROUP=${QUOTA_CGROUP:-twelve-delay}
 OUT=${1:-$ROOT/bench/runs/$(date -u +%F)-delay}
 mkdir -p "$OUT/raw"
-(cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin \
-  -p twelve-engine --example httparena)
-SRV="$ROOT/target/bench-bin/examples/httparena"; BIN=${TWELVE_BIN:-$ROOT/target/bench-bin/twelve}
+if [ -z "${SERVERS:-}" ]; then
+  (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin \
+    -p twelve-engine --example httparena)
+  SERVERS="=$ROOT/target/bench-bin/examples/httparena"
+fi
+for s in $SERVERS; do [ -x "${s#*=}" ] || { echo "bench/delay.sh: SERVERS: ${s#*=} is not an executable" >&2; exit 2; }; done
+BIN=${TWELVE_BIN:-$ROOT/target/bench-bin/twelve}
 [ -x "$BIN" ] || (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin -p twelve --bin twelve)
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 [ "$(ulimit -n)" -gt $((CONNS + 100)) ] || { echo "bench/delay.sh: ulimit -n $(ulimit -n) is below CONNS=$CONNS" >&2; exit 2; }
@@ -51,42 +66,61 @@ start() { # NAME: a fresh server (the allocator keeps what a run took: a new pro
 }
 rss() { awk '/RssAnon/{print $2 * 1024}' "/proc/$PID/status"; }
 held() { ss -Htn state established "sport = :$PORT" | wc -l; }
-echo -e "run\trss_idle_b\trss_loaded_b\tconns_held" > "$OUT/memory.tsv"
+# The CFS periods in which the server's quota ran out (cgroup v1 or v2); "-" without a quota.
+throttled() {
+  local f
+  for f in "/sys/fs/cgroup/cpu/$QUOTA_CGROUP/cpu.stat" "/sys/fs/cgroup/$QUOTA_CGROUP/cpu.stat"; do
+    [ -f "$f" ] && { awk '$1 == "nr_throttled" {print $2}' "$f"; return; }
+  done
+  echo -
+}
+echo -e "run\trss_idle_b\trss_loaded_b\tconns_held\tthrottled_periods" > "$OUT/memory.tsv"
 bench() { # NAME SAMPLE_AFTER_S ARGS... (the last is the URL)
   local name=$1 after=$2; shift 2
   taskset -c 1 "$BIN" bench --cpus 1 --io epoll --connect-timeout 30s --source "$SOURCES" \
     --json "$@" > "$OUT/raw/$name.json" 2> "$OUT/raw/$name.err" &
-  local b=$! best=0 most=0 n r
-  # The peak over the run's loaded part (sampled each second once connections are open).
-  sleep "$after"
+  local b=$! best=0 most r t0 t1
+  # The connections once, before the measured part; the RSS peak over the run's loaded part;
+  # the periods the quota ran out in over the measured part.
+  sleep $((after > 3 ? after - 2 : 1))
+  most=$(held)
+  sleep $((after > 3 ? 2 : after - 1))
+  t0=$(throttled)
   while kill -0 $b 2>/dev/null; do
-    r=$(rss); n=$(held)
-    [ "$r" -gt "$best" ] && best=$r; [ "$n" -gt "$most" ] && most=$n
+    r=$(rss)
+    [ "$r" -gt "$best" ] && best=$r
     sleep 1
   done
   wait $b || true
-  echo -e "$name\t$idle\t$best\t$most" >> "$OUT/memory.tsv"
+  t1=$(throttled)
+  [ "$t0" = - ] || [ "$t1" = - ] || t1=$((t1 - t0))
+  echo -e "$name\t$idle\t$best\t$most\t$t1" >> "$OUT/memory.tsv"
 }
 url() { echo "http://127.0.0.1:$PORT/delay/$1"; }
 for r in $(seq "$ROUNDS"); do
-  start "load-$r"
-  bench "capacity-$r" 2 -c "$CAP_CONNS" -d "$DURATION" --warmup 2s --timeout 10s "$(url "$MS")"
-  for rate in $RATES; do
-    bench "open-$rate-$r" "${WARMUP%s}" -c "$CONNS" -d "$DURATION" --warmup "$WARMUP" --timeout 10s \
-      -R "$rate" "$(url "$MS")"
+  for s in $SERVERS; do
+    SRV=${s#*=}; tag=${s%%=*}; tag=${tag:+$tag-}
+    start "load-$tag$r"
+    bench "capacity-$tag$r" 2 -c "$CAP_CONNS" -d "$DURATION" --warmup 2s --timeout 10s "$(url "$MS")"
+    for rate in $RATES; do
+      bench "open-$rate-$tag$r" "${WARMUP%s}" -c "$CONNS" -d "$DURATION" --warmup "$WARMUP" \
+        --timeout 10s -R "$rate" "$(url "$MS")"
+    done
+    [ "$HOLD" = 1 ] || continue
+    start "hold-$tag$r"
+    # Connected within the warm-up; the requests then wait the whole run. Nothing is answered,
+    # so the report says it could not measure: only the samples count here.
+    bench "hold-$tag$r" "${WARMUP%s}" -c "$CONNS" -d 10s --warmup "$WARMUP" --timeout 300s \
+      "$(url "$HOLD_MS")"
   done
-  start "hold-$r"
-  # Connected within the warm-up; the requests then wait the whole run. Nothing is answered,
-  # so the report says it could not measure: only the samples count here.
-  bench "hold-$r" "${WARMUP%s}" -c "$CONNS" -d 10s --warmup "$WARMUP" --timeout 300s "$(url "$HOLD_MS")"
 done
 stop
 python3 - "$OUT" "$CONNS" "$MS" > "$OUT/summary.md" <<'PY'
 import csv, json, sys
 out, conns, ms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rows = list(csv.DictReader(open(f'{out}/memory.tsv'), delimiter='\t'))
-print('| run | conns held (server) | req/s | p50 ms | p99 ms | max ms | errors | server RssAnon over idle per connection (B) |')
-print('|---|---|---|---|---|---|---|---|')
+print('| run | conns held (server) | req/s | p50 ms | p99 ms | max ms | errors | server RssAnon over idle per connection (B) | quota periods throttled |')
+print('|---|---|---|---|---|---|---|---|---|')
 for m in rows:
     name = m['run']
     per = (int(m['rss_loaded_b']) - int(m['rss_idle_b'])) / conns
@@ -98,6 +132,24 @@ for m in rows:
         cells = '- | - | - | - | -'
     if name.startswith('capacity'):
         per = float('nan')
-    print(f"| {name} | {m['conns_held']} | {cells} | {per:.0f} |")
+    print(f"| {name} | {m['conns_held']} | {cells} | {per:.0f} | {m['throttled_periods']} |")
+# The median p99 (corrected) per server and rate over the rounds.
+import re, statistics
+p99 = {}
+for m in rows:
+    g = re.fullmatch(r'open-(\d+)-(?:(.+)-)?(\d+)', m['run'])
+    if not g:
+        continue
+    try:
+        j = json.load(open(f"{out}/raw/{m['run']}.json"))
+        p99.setdefault((g[2] or '', int(g[1])), []).append(j['latency']['corrected']['p99_us'] / 1000)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+if p99:
+    print()
+    print('| server | rate | p99 ms per round | median p99 ms |')
+    print('|---|---|---|---|')
+    for (srv, rate), v in sorted(p99.items()):
+        print(f"| {srv or '-'} | {rate} | {' / '.join(f'{x:.2f}' for x in v)} | {statistics.median(v):.2f} |")
 PY
 cat "$OUT/summary.md"
