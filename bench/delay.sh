@@ -32,14 +32,17 @@
 # (A B A B ...: a before/after comparison in one run); each run's name then carries the
 # server's NAME (open-2000-NAME-1). Without it, the example is built from this tree.
 #
-# HOLD=0 leaves the hold runs out (a latency comparison).
+# HOLD=0 leaves the hold runs out (a latency comparison). SCHED=fifo runs the server and the
+# client under SCHED_FIFO priority 1 (chrt), so that other processes on a shared host do not
+# delay their wake-ups; it needs QUOTA=off (an RT task cannot join a CFS-quota cgroup whose RT
+# runtime is 0), so the server is not capped then.
 #
 # Usage: ROUNDS=1 DURATION=10s CONNS=16000 RATES="2000 4000" [SERVERS=...] bench/delay.sh [OUT_DIR]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CONNS=${CONNS:-16000}; DURATION=${DURATION:-10s}; RATES=${RATES:-2000 4000}; MS=${MS:-15}
 ROUNDS=${ROUNDS:-1}; WARMUP=${WARMUP:-20s}; HOLD_MS=${HOLD_MS:-3600000}; CAP_CONNS=${CAP_CONNS:-256}
-QUOTA=${QUOTA:-50}; HOLD=${HOLD:-1}; SOURCES=${SOURCES:-127.0.0.2-127.0.0.9}; PORT=8095
+QUOTA=${QUOTA:-50}; HOLD=${HOLD:-1}; SCHED=${SCHED:-other}; SOURCES=${SOURCES:-127.0.0.2-127.0.0.9}; PORT=8095
 export QUOTA_CGROUP=${QUOTA_CGROUP:-twelve-delay}
 OUT=${1:-$ROOT/bench/runs/$(date -u +%F)-delay}
 mkdir -p "$OUT/raw"
@@ -51,6 +54,11 @@ fi
 for s in $SERVERS; do [ -x "${s#*=}" ] || { echo "bench/delay.sh: SERVERS: ${s#*=} is not an executable" >&2; exit 2; }; done
 BIN=${TWELVE_BIN:-$ROOT/target/bench-bin/twelve}
 [ -x "$BIN" ] || (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" cargo build -q --profile bench-bin -p twelve --bin twelve)
+case $SCHED in
+  other) RUN=() ;;
+  fifo) RUN=(chrt -f 1); [ "$QUOTA" = off ] || { echo "bench/delay.sh: SCHED=fifo needs QUOTA=off" >&2; exit 2; } ;;
+  *) echo "bench/delay.sh: SCHED=$SCHED: expected other or fifo" >&2; exit 2 ;;
+esac
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 [ "$(ulimit -n)" -gt $((CONNS + 100)) ] || { echo "bench/delay.sh: ulimit -n $(ulimit -n) is below CONNS=$CONNS" >&2; exit 2; }
 PID=
@@ -58,7 +66,7 @@ stop() { [ -z "$PID" ] || { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/
 trap '"$ROOT/bench/cpu-quota.sh" off $PORT >/dev/null 2>&1 || true; stop' EXIT
 start() { # NAME: a fresh server (the allocator keeps what a run took: a new process per phase)
   stop
-  taskset -c 0 "$SRV" "127.0.0.1:$PORT" > "$OUT/raw/server-$1.log" 2>&1 &
+  "${RUN[@]}" taskset -c 0 "$SRV" "127.0.0.1:$PORT" > "$OUT/raw/server-$1.log" 2>&1 &
   PID=$!
   sleep 1
   [ "$QUOTA" = off ] || "$ROOT/bench/cpu-quota.sh" "$QUOTA" "$PORT" > "$OUT/raw/quota-$1.txt"
@@ -77,7 +85,7 @@ throttled() {
 echo -e "run\trss_idle_b\trss_loaded_b\tconns_held\tthrottled_periods" > "$OUT/memory.tsv"
 bench() { # NAME SAMPLE_AFTER_S ARGS... (the last is the URL)
   local name=$1 after=$2; shift 2
-  taskset -c 1 "$BIN" bench --cpus 1 --io epoll --connect-timeout 30s --source "$SOURCES" \
+  "${RUN[@]}" taskset -c 1 "$BIN" bench --cpus 1 --io epoll --connect-timeout 30s --source "$SOURCES" \
     --json "$@" > "$OUT/raw/$name.json" 2> "$OUT/raw/$name.err" &
   local b=$! best=0 most r t0 t1
   # The connections once, before the measured part; the RSS peak over the run's loaded part;
