@@ -22,12 +22,6 @@ mod upgrade;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// mimalloc as the allocator (feature `mimalloc`): per-thread free lists suit one worker per
-/// core that allocates and frees a request's buffers on its own thread.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Version line: crate version, git commit, and the CPU features the binary was built for.
 const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
