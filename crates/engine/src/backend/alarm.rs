@@ -175,6 +175,14 @@ mod tests {
         Timespec { tv_sec, tv_nsec }
     }
 
+    fn same(got: Timespec, want: Timespec, case: &dyn std::fmt::Debug) {
+        assert_eq!(
+            (got.tv_sec, got.tv_nsec),
+            (want.tv_sec, want.tv_nsec),
+            "{case:?}"
+        );
+    }
+
     #[test]
     fn deadlines_on_the_monotonic_clock() {
         // (zero, ms, zero + ms)
@@ -187,12 +195,7 @@ mod tests {
             (ts(10, 0), u64::MAX, ts(18_446_744_073_709_561, 615_000_000)),
         ];
         for (zero, ms, want) in cases {
-            let got = plus_ms(zero, ms);
-            assert_eq!(
-                (got.tv_sec, got.tv_nsec),
-                (want.tv_sec, want.tv_nsec),
-                "{ms}"
-            );
+            same(plus_ms(zero, ms), want, &ms);
         }
         // (reading, since zero, zero)
         let cases = [
@@ -202,12 +205,7 @@ mod tests {
             (ts(10, 0), Duration::from_millis(2_500), ts(7, 500_000_000)),
         ];
         for (t, d, want) in cases {
-            let got = minus(t, d);
-            assert_eq!(
-                (got.tv_sec, got.tv_nsec),
-                (want.tv_sec, want.tv_nsec),
-                "{d:?}"
-            );
+            same(minus(t, d), want, &d);
         }
     }
 
