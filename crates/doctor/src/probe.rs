@@ -305,7 +305,7 @@ mod tests {
     /// one check that needs them (`net.packet_sockets`) has nothing to do otherwise.
     #[test]
     fn descriptors_are_read_only_for_packet_sockets() {
-        let root = std::env::temp_dir().join(format!("twelve-probe-fds-{}", std::process::id()));
+        let root = twelve_testkit::scratch_dir("twelve-probe-fds");
         let fd_dir = root.join("proc/4242/fd");
         fs::create_dir_all(&fd_dir).unwrap();
         fs::write(root.join("proc/4242/comm"), "tcpdump\n").unwrap();

@@ -187,11 +187,14 @@ impl Postgres {
 
 impl Drop for Postgres {
     fn drop(&mut self) {
-        let _ = self.ctl(&["stop", "-m", "immediate"]);
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // The watchdog stops the server and removes the directory once its stdin closes;
+        // without one (it could not be spawned), do both here.
         if let Some(mut w) = self.watchdog.take() {
             drop(w.stdin.take());
             let _ = w.wait();
+        } else {
+            let _ = self.ctl(&["stop", "-m", "immediate"]);
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 }
