@@ -2,7 +2,8 @@
 # bench/pacing.sh - issue 33's proof: does twelve bench's pacing (naps only when the client is
 # the limit; the open model's --slack) measure what independent clients measure, and what does
 # it cost? Every client is pinned to CPU 1 with one thread, every server to CPU 0 with one
-# worker; rounds interleaved (round r starts with client r of the list), medians quoted.
+# worker; rounds interleaved (round r starts with client r of the list, in reverse order on even
+# rounds), medians quoted.
 #
 #   capped:  nginx capped at 50% of CPU 0 (cpu-quota.sh), GET /json at -c64 and -c256:
 #            the req/s each client measured (twelve should be within 2% of wrk and gcannon,
@@ -23,11 +24,14 @@
 #            between requests), the floor under twelve's schedule lag.
 #
 # Usage: bench/pacing.sh [OUTDIR]        (default bench/runs/<date>-pacing)
-# Env:   ROUNDS=3 DURATION=5 (seconds per run; DURATION_S too) RATES="1000 10000 40000"
+# Env:   ROUNDS=4 (even: see order) DURATION=5 (seconds per run; DURATION_S too) RATES="1000 10000 40000"
 #        SECTIONS="capped bound open" CAPPED_CONNS="64 256" PORT=8190 SERVER_STAT=1 (0: no perf)
 #        CAPPED_CLIENTS="wrk gcannon twelve twelve_epoll" (twelve_epoll: `--io epoll`)
 #        BIN (default: target/bench-bin/twelve, built here)  WRK2=/tmp/pacing-peers/wrk2/wrk
 #        GCANNON=/tmp/pacing-peers/gcannon/gcannon  OHA=/tmp/pacing-peers/cargo-root/bin/oha
+#        TWELVE_MORE="base=/path/twelve ..." (other builds of twelve bench, for A/B: each runs as
+#        client twelve@NAME beside twelve, interleaved, in the bound and open sections with the
+#        default pacing; the summary gives twelve's CPU per request over each)
 # Peers are built outside the repository: wrk2 (github giltene/wrk2, `make`), gcannon (github
 # MDA2AV/gcannon, `make` against liburing >= 2.4: Debian 12's 2.3 lacks io_uring_free_buf_ring,
 # so liburing is built from github axboe/liburing first), oha (`cargo install oha --locked
@@ -35,7 +39,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/bench/runs/$(date +%F)-pacing}
-ROUNDS=${ROUNDS:-3}; DURATION_S=${DURATION:-${DURATION_S:-5}}; RATES=${RATES:-1000 10000 40000}
+ROUNDS=${ROUNDS:-4}; DURATION_S=${DURATION:-${DURATION_S:-5}}; RATES=${RATES:-1000 10000 40000}
 SECTIONS=${SECTIONS:-capped bound open}; PORT=${PORT:-8190}; CAPPED_CONNS=${CAPPED_CONNS:-64 256}
 SERVER_STAT=${SERVER_STAT:-1}; NGX_PORT=${NGX_PORT:-8191}
 read -r -a CAPPED_CLIENTS <<< "${CAPPED_CLIENTS:-wrk gcannon twelve twelve_epoll}"
@@ -59,6 +63,14 @@ if [ ! -x "$OHA" ]; then
   echo "no oha at $OHA: the open section runs without it" >&2
   OPEN_CLIENTS=(twelve twelve_1ms wrk2)
 fi
+# Other builds of twelve bench, run as clients twelve@NAME (A/B in the same rounds).
+MORE=()
+declare -A MORE_BIN=()
+for m in ${TWELVE_MORE:-}; do
+  [ -x "${m#*=}" ] || { echo "TWELVE_MORE: no executable at ${m#*=}" >&2; exit 2; }
+  MORE+=("twelve@${m%%=*}"); MORE_BIN["twelve@${m%%=*}"]=${m#*=}
+done
+OPEN_CLIENTS+=("${MORE[@]}")
 mkdir -p "$OUT/raw"
 
 SRV_PID=
@@ -123,10 +135,11 @@ run_oha() {
   "${WRAP[@]}" taskset -c 1 timeout 120 "$OHA" --no-tui --output-format json -z "$3s" -c "$2" -q "$4" \
     --latency-correction "$1" > "$5" 2> "$5.err"
 }
+TWELVE=$BIN
 run_twelve() { # the default engine (--io auto) and pacing, as a user runs it
   local rate=()
   [ "$4" -gt 0 ] && rate=(-R "$4")
-  "${WRAP[@]}" timeout 120 "$BIN" bench "$1" --cpus 1 -t1 -c"$2" -d"$3s" --warmup 0 --timeout 5s "${rate[@]}" \
+  "${WRAP[@]}" timeout 120 "$TWELVE" bench "$1" --cpus 1 -t1 -c"$2" -d"$3s" --warmup 0 --timeout 5s "${rate[@]}" \
     --json "${EXTRA[@]}" > "$5" 2> "$5.err"
 }
 EXTRA=()
@@ -134,6 +147,8 @@ run_twelve_1ms() { EXTRA=(--slack 1ms); run_twelve "$@"; EXTRA=(); }
 # The epoll engine named: a send per answer as it is read, as wrk sends; the default engine
 # (io_uring where the kernel has it) submits a turn's sends together, as gcannon does.
 run_twelve_epoll() { EXTRA=(--io epoll); run_twelve "$@"; EXTRA=(); }
+# A TWELVE_MORE build (client twelve@NAME), run as twelve is.
+run_more() { TWELVE=${MORE_BIN[$CLIENT]}; run_twelve "$@"; TWELVE=$BIN; }
 # The responses a client counted.
 count() {
   case $1 in
@@ -157,10 +172,11 @@ reported() {
   echo
   echo "- date: $(date -u +%FT%TZ); kernel $(uname -r); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
   echo "- twelve: $("$BIN" --version | head -1)"
+  for c in "${MORE[@]}"; do echo "- $c: $("${MORE_BIN[$c]}" --version | head -1) (TWELVE_MORE)"; done
   echo "- commit: $(cd "$ROOT" && git rev-parse --short=12 HEAD)"
   echo "- wrk $(dpkg-query -W -f '${Version}' wrk 2>/dev/null); wrk2 $(git -C "$(dirname "$WRK2")" rev-parse --short HEAD 2>/dev/null || echo '?'); gcannon $(git -C "$(dirname "$GCANNON")" rev-parse --short HEAD 2>/dev/null || echo '?'); $("$OHA" --version 2>/dev/null | head -1 || echo 'oha: not built')"
   echo "- open-model clients: ${OPEN_CLIENTS[*]}"
-  echo "- command: \`ROUNDS=$ROUNDS DURATION=$DURATION_S RATES=\"$RATES\" SECTIONS=\"$SECTIONS\" CAPPED_CONNS=\"$CAPPED_CONNS\" bench/pacing.sh\`"
+  echo "- command: \`ROUNDS=$ROUNDS DURATION=$DURATION_S RATES=\"$RATES\" SECTIONS=\"$SECTIONS\" CAPPED_CONNS=\"$CAPPED_CONNS\"${TWELVE_MORE:+ TWELVE_MORE=\"$TWELVE_MORE\"} bench/pacing.sh\`"
   echo "- every client: one thread on CPU 1, ${DURATION_S}s; servers on CPU 0 with one worker;"
   echo "  client CPU is user+sys of the client process (GNU time), server CPU its threads' schedstat"
   echo "- server events per run: $([ "$SERVER_STAT" = 0 ] && echo 'not recorded (SERVER_STAT=0)' || echo "perf stat -e $SERVER_EVENTS")"
@@ -178,7 +194,9 @@ one() { # SECTION CONNS RATE CLIENT ROUND URL PORT
   perf_start "$7" "$f.perf"
   s0=$(server_ns "$7"); t0=$(throttled)
   WRAP=(/usr/bin/time -f '%e %U %S %w %c' -o "$f.time")
-  "run_$4" "$6" "$2" "$DURATION_S" "$3" "$f" || echo "$4 exited $? (its output: $f)" >&2
+  local run=run_$4
+  [ -n "${MORE_BIN[$4]:-}" ] && run=run_more
+  CLIENT=$4 "$run" "$6" "$2" "$DURATION_S" "$3" "$f" || echo "$4 exited $? (its output: $f)" >&2
   WRAP=()
   s1=$(server_ns "$7"); t1=$(throttled)
   perf_stop
@@ -189,7 +207,15 @@ one() { # SECTION CONNS RATE CLIENT ROUND URL PORT
   done
   echo -e "$1\t$2\t$3\t$4\t$5\t$(count "$4" "$f")\t$(reported "$4" "$f")\t$w\t$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')\t$(awk -v a="$s0" -v b="$s1" 'BEGIN{print (b - a) / 1e9}')\t$vcs\t$ics\t$(perf_count "$f.perf" context-switches)\t$(perf_count "$f.perf" sched:sched_wakeup)\t$waits\t$((t1 - t0))" >> "$TSV"
 }
-order() { local k n=$#; local a=("$@"); for ((k = 0; k < n; k++)); do echo "${a[$(( (k + R) % n ))]}"; done; }
+# Round R's order: the list rotated by R, and reversed on even rounds, so that each client
+# runs first in some round and, over an even number of rounds, each of two clients runs right
+# before the other as often as after it (a rotation alone keeps every neighbour's order: an A/B
+# of two builds would then always measure B just after A).
+order() {
+  local k n=$#; local a=("$@") o=()
+  for ((k = 0; k < n; k++)); do o+=("${a[$(( (k + R) % n ))]}"); done
+  if ((R % 2 == 0)); then for ((k = n - 1; k >= 0; k--)); do echo "${o[$k]}"; done; else printf '%s\n' "${o[@]}"; fi
+}
 on() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 if on capped; then
@@ -217,7 +243,7 @@ fi
 
 if on bound; then
   for ((R = 1; R <= ROUNDS; R++)); do
-    for c in $(order wrk gcannon twelve); do one bound 64 0 "$c" "$R" "http://127.0.0.1:$PORT/json" "$PORT"; done
+    for c in $(order wrk gcannon twelve "${MORE[@]}"); do one bound 64 0 "$c" "$R" "http://127.0.0.1:$PORT/json" "$PORT"; done
   done
 fi
 

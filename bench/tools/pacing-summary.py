@@ -73,9 +73,24 @@ def report(r):
         return None
 
 
+def paired(section, conns, rate, a, b):
+    """Client CPU per request of client a over client b's, round by round (the two ran in the
+    same round, minutes apart at most): steadier on a noisy host than a ratio of medians."""
+    return [client_us(x) / client_us(y) for x in runs(section, conns, rate, a) for y in runs(section, conns, rate, b)
+            if x["round"] == y["round"] and client_us(x) and client_us(y)]
+
+
+def rounds(xs):
+    """A paired ratio's rounds and their median, for the targets' lines."""
+    return f"per round {', '.join(f'{x:.3f}' for x in xs)}; median {st.median(xs):.3f}" if xs else "no paired rounds"
+
+
 def fmt(x, spec=".1f"):
     return "-" if x is None else format(x, spec)
 
+
+# Other builds of twelve bench (bench/pacing.sh's TWELVE_MORE), run beside twelve for A/B.
+more = sorted({r["client"] for r in rows if r["client"].startswith("twelve@")})
 
 print("# Summary (medians over the rounds)\n")
 failed = [r for r in rows if not answered(r)]
@@ -113,14 +128,19 @@ if bound:
     print("## Client-bound: twelve serve uncapped on CPU 0, -c64, closed model\n")
     print("| client | req/s | client µs CPU/req | / wrk | / gcannon | client cs/req | server µs CPU/req |")
     print("|---|---|---|---|---|---|---|")
-    cost = {c: med([client_us(r) for r in runs("bound", "64", "0", c)]) for c in ("wrk", "gcannon", "twelve")}
-    for c in ("wrk", "gcannon", "twelve"):
+    cost = {c: med([client_us(r) for r in runs("bound", "64", "0", c)]) for c in ("wrk", "gcannon", "twelve", *more)}
+    for c in ("wrk", "gcannon", "twelve", *more):
         rs = runs("bound", "64", "0", c)
         if not rs:
             continue
         ratio = lambda b: fmt(cost[c] / b, ".3f") if b else "-"
         print(f"| {c} | {fmt(med([rps(r) for r in rs]), '.0f')} | {fmt(cost[c], '.2f')} | {ratio(cost['wrk'])} | {ratio(cost['gcannon'])} | "
               f"{fmt(med([client_cs(r) for r in rs]), '.3f')} | {fmt(med([server_us(r) for r in rs]), '.2f')} |")
+    if cost.get("twelve") and cost.get("gcannon"):
+        print(f"\ntwelve / gcannon client CPU per request ({rounds(paired('bound', '64', '0', 'twelve', 'gcannon'))})")
+    for m in more:
+        if cost.get("twelve") and cost.get(m):
+            print(f"\ntwelve / {m} client CPU per request: {cost['twelve'] / cost[m]:.3f} ({rounds(paired('bound', '64', '0', 'twelve', m))})")
     print()
 
 opened = [r for r in rows if r["section"] == "open"]
@@ -130,7 +150,7 @@ if opened:
     print("|---|---|---|---|---|---|---|---|---|---|")
     cpu = {}
     for rate in sorted({r["rate"] for r in opened}, key=int):
-        for c in ("twelve", "twelve_1ms", "wrk2", "oha"):
+        for c in ("twelve", "twelve_1ms", "wrk2", "oha", *more):
             rs = runs("open", "64", rate, c)
             if not rs:
                 continue
@@ -165,6 +185,12 @@ if opened:
     for rate in sorted({r["rate"] for r in opened}, key=int):
         t, t1, w2, oh = (cpu.get((rate, c)) for c in ("twelve", "twelve_1ms", "wrk2", "oha"))
         if t and oh:
-            print(f"- {rate} req/s: twelve (default slack) / oha client CPU per request: {t / oh:.3f} (target at 10k and 40k: <= 1.5)")
+            print(f"- {rate} req/s: twelve (default slack) / oha client CPU per request: {t / oh:.3f} (target at 10k and 40k: <= 1.5; "
+                  f"{rounds(paired('open', '64', rate, 'twelve', 'oha'))})")
         if t1 and w2:
             print(f"- {rate} req/s: twelve --slack 1ms / wrk2 client CPU per request: {t1 / w2:.3f} (target: <= 1.0)")
+        for m in more:
+            b = cpu.get((rate, m))
+            if t and b:
+                print(f"- {rate} req/s: twelve / {m} client CPU per request: {t / b:.3f} ({rounds(paired('open', '64', rate, 'twelve', m))})"
+                      + (f"; {m} / oha: {b / oh:.3f}" if oh else ""))
