@@ -24,8 +24,9 @@
 #            between requests), the floor under twelve's schedule lag.
 #
 # Usage: bench/pacing.sh [OUTDIR]        (default bench/runs/<date>-pacing)
-# Env:   ROUNDS=4 (even: see order) DURATION=5 (seconds per run; DURATION_S too) RATES="1000 10000 40000"
-#        SECTIONS="capped bound open" CAPPED_CONNS="64 256" PORT=8190 SERVER_STAT=1 (0: no perf)
+# Env:   ROUNDS=4 (even: see order) DURATION=5 (seconds per run; DURATION_S too)
+#        RATES="1000 10000 40000" SECTIONS="capped bound open" CAPPED_CONNS="64 256"
+#        PORT=8190 SERVER_STAT=1 (0: no perf)
 #        CAPPED_CLIENTS="wrk gcannon twelve twelve_epoll" (twelve_epoll: `--io epoll`)
 #        BIN (default: target/bench-bin/twelve, built here)  WRK2=/tmp/pacing-peers/wrk2/wrk
 #        GCANNON=/tmp/pacing-peers/gcannon/gcannon  OHA=/tmp/pacing-peers/cargo-root/bin/oha
