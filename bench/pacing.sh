@@ -21,7 +21,9 @@
 #            default --slack), twelve_1ms (--slack 1ms, wrk2's timer granularity), wrk2 -R,
 #            oha -q. After each round, the machine's own timer (bench/tools/timer-probe.py:
 #            how late a thread on CPU 1 with 1 ns of timer slack wakes from sleeps of the gap
-#            between requests), the floor under twelve's schedule lag.
+#            between requests) and the lag a zero-cost sender on CPU 1 would have had
+#            (bench/tools/stall-probe.py: slots that fall in gaps a spinning thread did not
+#            run), the floor under twelve's schedule lag.
 #
 # Usage: bench/pacing.sh [OUTDIR]        (default bench/runs/<date>-pacing)
 # Env:   ROUNDS=4 (even: see order) DURATION=5 (seconds per run; DURATION_S too)
@@ -186,6 +188,7 @@ reported() {
   echo "  clients ${CAPPED_CLIENTS[*]} (twelve_epoll: \`--io epoll\`)"
   echo "- open: twelve serve uncapped on CPU 0, GET /json, -c64, the open model at each rate;"
   echo "  after each round, bench/tools/timer-probe.py on CPU 1 (the timer's own lateness, 1 ns of timer slack)"
+  echo "  and bench/tools/stall-probe.py on CPU 1 (the schedule lag of a zero-cost sender: slots in gaps a spinning thread did not run)"
 } > "$OUT/README.md"
 
 TSV="$OUT/runs.tsv"
@@ -256,6 +259,10 @@ if on open; then
       # model's timer slack (1 ns) wakes from sleeps of the gap between requests.
       taskset -c 1 python3 "$ROOT/bench/tools/timer-probe.py" "$((1000000000 / rate))" "$DURATION_S" \
         > "$OUT/raw/open-c64-r$rate-timer-$R.json"
+      # And the lag no client on CPU 1 can beat in this round: the slots of the same schedule
+      # that fall in the gaps a spinning thread did not run (bench/tools/stall-probe.py).
+      taskset -c 1 python3 "$ROOT/bench/tools/stall-probe.py" "$DURATION_S" "$rate" \
+        > "$OUT/raw/open-c64-r$rate-stall-$R.json"
     done
   done
 fi

@@ -178,6 +178,28 @@ if opened:
             ps = probes[rate]
             print(f"| {rate} | {fmt(med([p['sleeps'] for p in ps]), '.0f')} | "
                   + " | ".join(fmt(med([p[k] for p in ps])) for k in ("p50_us", "p90_us", "p99_us", "p999_us", "max_us")) + " |")
+    stalls = {}
+    for f in glob.glob(os.path.join(out, "raw", "open-c64-r*-stall-*.json")):
+        name = os.path.basename(f)[: -len(".json")].split("-")
+        try:
+            stalls[(name[2][1:], name[4])] = json.load(open(f))
+        except (OSError, ValueError):
+            pass
+    if stalls:
+        print("\nThe lag no client on CPU 1 could beat, round by round (bench/tools/stall-probe.py after "
+              "the round: a thread spinning on the clock for the run's length; each slot of the same "
+              "schedule that falls in a gap over 20 µs in which it did not run is late by the rest of "
+              "the gap), beside twelve's own schedule lag (default --slack) in that round; µs:\n")
+        print("| rate | round | gaps | stalled ms | steal ms | longest gap | floor p99 | floor p99.9 | twelve lag p99 | twelve lag max |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for (rate, rnd) in sorted(stalls, key=lambda k: (int(k[0]), int(k[1]))):
+            p = stalls[(rate, rnd)]
+            q = p["rates"].get(rate, {})
+            own = [d for d in map(report, filter(answered, [r for r in runs("open", "64", rate, "twelve") if str(r["round"]) == rnd])) if d]
+            lag99 = own[0]["self_check"].get("p99_schedule_lag_us") if own else None
+            lagmax = own[0]["self_check"].get("max_schedule_lag_us") if own else None
+            print(f"| {rate} | {rnd} | {p['gaps']} | {fmt(p['stalled_ms'])} | {fmt(p['steal_ms'])} | {fmt(p['longest_gap_us'])} | "
+                  f"{fmt(q.get('p99_us'))} | {fmt(q.get('p999_us'))} | {fmt(lag99)} | {fmt(lagmax)} |")
     print("\n## Targets\n")
     print("- schedule lag: twelve's p99 (default --slack) under 100 µs at every rate: "
           + ", ".join(f"{rate}: {fmt(med([d['self_check'].get('p99_schedule_lag_us') for d in map(report, filter(answered, runs('open', '64', rate, 'twelve'))) if d]))} µs"
