@@ -32,6 +32,11 @@
 # (A B A B ...: a before/after comparison in one run); each run's name then carries the
 # server's NAME (open-2000-NAME-1). Without it, the example is built from this tree.
 #
+# After each round, bench/tools/stall-probe.py spins on CPU 0 for DURATION: for each rate, the
+# lateness that gaps in which CPU 0 ran nothing of the probe's (the hypervisor's steal,
+# interrupts, other tasks) would add to answers due on that schedule. Its p99 is a floor under
+# what any server there could add to the 15 ms at that time.
+#
 # HOLD=0 leaves the hold runs out (a latency comparison). SCHED=fifo runs the server and the
 # client under SCHED_FIFO priority 1 (chrt), so that other processes on a shared host do not
 # delay their wake-ups; it needs QUOTA=off (an RT task cannot join a CFS-quota cgroup whose RT
@@ -127,23 +132,28 @@ for r in $(seq "$ROUNDS"); do
     bench "hold-$tag$r" "${WARMUP%s}" -c "$CONNS" -d 10s --warmup "$WARMUP" --timeout 300s \
       "$(url "$HOLD_MS")"
   done
+  # The answers' lateness no server on CPU 0 could avoid in this round: answers due at each
+  # rate that fall in gaps a thread spinning on CPU 0 did not run (bench/tools/stall-probe.py),
+  # after the round's runs, with the last server idle.
+  taskset -c 0 python3 "$ROOT/bench/tools/stall-probe.py" "${DURATION%s}" $RATES > "$OUT/raw/stall-cpu0-$r.json"
 done
 stop
 python3 - "$OUT" "$CONNS" "$MS" > "$OUT/summary.md" <<'PY'
 import csv, json, sys
 out, conns, ms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rows = list(csv.DictReader(open(f'{out}/memory.tsv'), delimiter='\t'))
-print('| run | conns held (server) | req/s | p50 ms | p99 ms | max ms | errors | server RssAnon over idle per connection (B) | quota periods throttled |')
-print('|---|---|---|---|---|---|---|---|---|')
+print('| run | conns held (server) | req/s | p50 ms | p99 ms | p99 uncorrected ms | max ms | errors | server RssAnon over idle per connection (B) | quota periods throttled |')
+print('|---|---|---|---|---|---|---|---|---|---|')
 for m in rows:
     name = m['run']
     per = (int(m['rss_loaded_b']) - int(m['rss_idle_b'])) / conns
     try:
         j = json.load(open(f'{out}/raw/{name}.json'))
         lat = j['latency']['corrected']
-        cells = f"{j['rps']:.0f} | {lat['p50_us'] / 1000:.2f} | {lat['p99_us'] / 1000:.2f} | {lat['max_us'] / 1000:.2f} | {j['errors']['total']}"
+        unc = j['latency']['uncorrected']['p99_us'] / 1000
+        cells = f"{j['rps']:.0f} | {lat['p50_us'] / 1000:.2f} | {lat['p99_us'] / 1000:.2f} | {unc:.2f} | {lat['max_us'] / 1000:.2f} | {j['errors']['total']}"
     except (OSError, ValueError, KeyError, TypeError):
-        cells = '- | - | - | - | -'
+        cells = '- | - | - | - | - | -'
     if name.startswith('capacity'):
         per = float('nan')
     print(f"| {name} | {m['conns_held']} | {cells} | {per:.0f} | {m['throttled_periods']} |")
@@ -165,5 +175,21 @@ if p99:
     print('|---|---|---|---|')
     for (srv, rate), v in sorted(p99.items()):
         print(f"| {srv or '-'} | {rate} | {' / '.join(f'{x:.2f}' for x in v)} | {statistics.median(v):.2f} |")
+import glob, os
+probes = sorted(glob.glob(f'{out}/raw/stall-cpu0-*.json'))
+if probes:
+    print()
+    print('CPU 0 after each round (bench/tools/stall-probe.py): the lateness gaps in which it ran nothing of a spinning thread would add to answers due at each rate, ms')
+    print()
+    print('| round | gaps | stalled ms | steal ms | longest gap ms | rate | floor p99 | floor p99.9 |')
+    print('|---|---|---|---|---|---|---|---|')
+    for f in probes:
+        try:
+            p = json.load(open(f))
+        except (OSError, ValueError):
+            continue
+        rnd = os.path.basename(f)[len('stall-cpu0-'):-len('.json')]
+        for rate, q in sorted(p['rates'].items(), key=lambda kv: int(kv[0])):
+            print(f"| {rnd} | {p['gaps']} | {p['stalled_ms']:.1f} | {p['steal_ms']:.1f} | {p['longest_gap_us'] / 1000:.2f} | {rate} | {q['p99_us'] / 1000:.2f} | {q['p999_us'] / 1000:.2f} |")
 PY
 cat "$OUT/summary.md"
