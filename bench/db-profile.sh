@@ -3,8 +3,10 @@
 # and the TechEmpower peers of bench/db.sh, one at a time, each on CPU 0 capped at half of it,
 # wrk and PostgreSQL on CPU 1 (as db.sh runs them). Per server and test: the server's CPU per
 # request (utime + stime from /proc), its sendto/recvfrom/epoll_wait calls per request (perf
-# stat tracepoints; `syscalls` counts every one), PostgreSQL's sends per request, then a `perf record -g` of the server
-# under the same load (report it with `perf report -i OUT/TEST-SERVER.perf --no-children
+# stat tracepoints; `syscalls` counts every one), its context switches (`sched_switch`;
+# `wakeups`, the voluntary ones from /proc: each a sleep and a wake-up; `invol_switches`),
+# the packets its own context sends (`net_xmit`: data and ACKs, loopback), PostgreSQL's sends
+# and reads per request, then a `perf record -g` of the server under the same load (report it with `perf report -i OUT/TEST-SERVER.perf --no-children
 # --sort dso,sym`). Timing here is for the breakdown, not for ratios: db.sh interleaves.
 #
 # PERF_RECORD=0 leaves the recording out (the per-request table alone).
@@ -51,22 +53,25 @@ url() {
   esac
 }
 HZ=$(getconf CLK_TCK)
-CALLS='raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_io_uring_enter'
-echo -e "test\tserver\trequests\tsrv_cpu_us_per_req\tsyscalls\tsendto\trecvfrom\tepoll_wait\tio_uring_enter\tpg_sendto" > "$OUT/calls.tsv"
+CALLS='raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_io_uring_enter,sched:sched_switch,net:net_dev_xmit'
+# The server's context switches, all its threads (voluntary: it slept, so each is one
+# wake-up), from /proc.
+switches() { cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt/{v += $2} /^nonvoluntary_ctxt/{n += $2} END{print v, n}'; }
+echo -e "test\tserver\trequests\tsrv_cpu_us_per_req\tsyscalls\tsendto\trecvfrom\tepoll_wait\tio_uring_enter\tsched_switch\twakeups\tinvol_switches\tnet_xmit\tpg_sendto\tpg_recvfrom" > "$OUT/calls.tsv"
 for t in $TESTS; do
   for s in $SERVERS; do
     u=$(url "$s" "$t"); pid=$(pid_of "${PORT[$s]}"); f="$OUT/$t-$s"
     taskset -c 1 wrk -t1 -c256 -d2s "$u" > /dev/null 2>&1 || true
     pg=$(pgrep -u postgres -f "postgres: postgres postgres" | paste -sd,)
-    t0=$(ticks "$pid")
+    t0=$(ticks "$pid"); s0=$(switches "$pid")
     taskset -c 1 wrk -t1 -c256 -d"${D}s" "$u" > "$f.wrk" 2>&1 & W=$!
     perf stat -x, -e "$CALLS" -p "$pid" -o "$f.stat" -- sleep "$D" & P1=$!
-    perf stat -x, -e syscalls:sys_enter_sendto -p "$pg" -o "$f.pgstat" -- sleep "$D" & P2=$!
+    perf stat -x, -e syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom -p "$pg" -o "$f.pgstat" -- sleep "$D" & P2=$!
     wait $W; wait $P1 || true; wait $P2 || true
-    t1=$(ticks "$pid")
+    t1=$(ticks "$pid"); s1=$(switches "$pid")
     n=$(awk '/requests in/{print $1}' "$f.wrk")
     per() { awk -F, -v e="$1" -v n="$n" '$3 ~ e {printf "%.3f", $1 / n}' "$2"; }
-    echo -e "$t\t$s\t$n\t$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" -v n="$n" 'BEGIN{printf "%.2f", (b - a) / hz / n * 1e6}')\t$(per raw_syscalls "$f.stat")\t$(per sendto "$f.stat")\t$(per recvfrom "$f.stat")\t$(per epoll_wait "$f.stat")\t$(per io_uring_enter "$f.stat")\t$(per sendto "$f.pgstat")" >> "$OUT/calls.tsv"
+    echo -e "$t\t$s\t$n\t$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" -v n="$n" 'BEGIN{printf "%.2f", (b - a) / hz / n * 1e6}')\t$(per raw_syscalls "$f.stat")\t$(per sendto "$f.stat")\t$(per recvfrom "$f.stat")\t$(per epoll_wait "$f.stat")\t$(per io_uring_enter "$f.stat")\t$(per sched_switch "$f.stat")\t$(echo "$s0 $s1" | awk -v n="$n" '{printf "%.3f\t%.3f", ($3 - $1) / n, ($4 - $2) / n}')\t$(per net_dev_xmit "$f.stat")\t$(per sendto "$f.pgstat")\t$(per recvfrom "$f.pgstat")" >> "$OUT/calls.tsv"
     [ "${PERF_RECORD:-1}" = 0 ] && continue
     taskset -c 1 wrk -t1 -c256 -d"${D}s" "$u" > "$f.wrk-perf" 2>&1 & W=$!
     perf record -g -F 2000 -p "$pid" -o "$f.perf" -- sleep $((D - 1)) > /dev/null 2>&1 & P1=$!

@@ -40,7 +40,45 @@ pub(crate) struct Slot {
     pub(crate) waker: RefCell<Option<Waker>>,
 }
 
+/// Slots kept for reuse per thread: a query in flight holds one, so a worker's queries
+/// allocate none once it has this many.
+const SPARE_SLOTS: usize = 1024;
+
+thread_local! {
+    /// Slots whose query was answered and read, for the next queries.
+    static SPARE: RefCell<Vec<Rc<Slot>>> = const { RefCell::new(Vec::new()) };
+}
+
 impl Slot {
+    /// A slot for a new query: a spare one if the thread has one.
+    fn take() -> Rc<Slot> {
+        SPARE
+            .try_with(|s| s.try_borrow_mut().ok()?.pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Keeps `slot` for the next query once nothing else holds it (its connection answered
+    /// it and its query was read or dropped): as new, its rows' buffer back with theirs.
+    pub(crate) fn recycle(slot: Rc<Slot>) {
+        if Rc::strong_count(&slot) != 1 {
+            return;
+        }
+        drop(slot.rows.take());
+        slot.error.set(None);
+        slot.done.set(false);
+        drop(slot.waker.take());
+        // `try_with`: a query dropped as its thread ends finds the list gone.
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut()
+                && s.len() < SPARE_SLOTS
+            {
+                s.push(slot);
+            }
+        });
+    }
+
     fn finish(&self, error: Option<Error>) {
         if let Some(e) = error {
             count_error(e);
@@ -72,7 +110,7 @@ pub(crate) struct Shared {
 impl Shared {
     /// Queues a query (`encode` writes its messages) and wakes the driver.
     pub(crate) fn push(&self, encode: impl FnOnce(&mut BytesMut)) -> Rc<Slot> {
-        let slot = Rc::new(Slot::default());
+        let slot = Slot::take();
         encode(&mut self.out.borrow_mut());
         self.queue.borrow_mut().push_back(Rc::clone(&slot));
         if let Some(w) = self.driver.borrow().as_ref() {
@@ -566,6 +604,36 @@ mod tests {
             assert_eq!(ints, [Some(7), Some(8)], "cut at {cut}");
             assert_eq!(b.error.get(), Some(Error::Db(*b"22P02")));
             assert!(shared.queue.borrow().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_slot_is_reused_as_new_once_nothing_else_holds_it() {
+        let shared = Shared::default();
+        let a = shared.push(|_| {});
+        let first = Rc::as_ptr(&a);
+        // In line: the driver holds it too, so it is not kept.
+        Slot::recycle(Rc::clone(&a));
+        let b = shared.push(|_| {});
+        assert_ne!(Rc::as_ptr(&b), first);
+        let stream = [
+            msg(b'2', b""),
+            row(7),
+            msg(b'C', b"SELECT 1\0"),
+            msg(b'Z', b"I"),
+            msg(b'E', &error(&[(b'C', "22P02")])),
+            msg(b'Z', b"I"),
+        ]
+        .concat();
+        answer(&stream, &shared).unwrap();
+        assert!(a.done.get() && b.error.get().is_some());
+        // Answered, rows unread, error set: each comes back as new.
+        for (old, slot) in [(first, a), (Rc::as_ptr(&b), b)] {
+            Slot::recycle(slot);
+            let again = shared.push(|_| {});
+            assert_eq!(Rc::as_ptr(&again), old);
+            assert!(!again.done.get() && again.error.get().is_none());
+            assert!(again.rows.borrow().is_empty() && again.waker.borrow().is_none());
         }
     }
 

@@ -292,6 +292,14 @@ impl Future for Query {
     }
 }
 
+impl Drop for Query {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            Slot::recycle(slot);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,11 +21,14 @@ impl std::fmt::Debug for Rows {
 
 /// Bytes of the length before each row in [`Rows`]'s buffer.
 const LEN: usize = 4;
-/// Buffers kept for reuse per thread, and the largest kept.
-const SPARE_BUFFERS: usize = 256;
-const SPARE_BYTES: usize = 16 * 1024;
-/// A new buffer's size: a few rows, TechEmpower's fortunes without growing.
-const FIRST_BYTES: usize = 2048;
+/// Buffers kept for reuse per thread (as many as a worker's queries in flight hold at
+/// once), and the largest kept.
+const SPARE_BUFFERS: usize = 1024;
+const SPARE_BYTES: usize = 4096;
+/// A new buffer's least size: a few short rows. Under 1 KiB, where glibc's malloc serves it
+/// from its per-thread cache or a small bin; a larger request first merges every freed
+/// small chunk (`malloc_consolidate`, malloc/malloc.c), which under load is most of its cost.
+const FIRST_BYTES: usize = 256;
 
 thread_local! {
     /// Emptied buffers of dropped [`Rows`], for the next ones.
