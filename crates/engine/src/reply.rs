@@ -2,6 +2,23 @@
 //! it into the request's slot once it is ready (HTTP/1.1: in request order on its connection),
 //! through the same encoder as [`Response`](crate::Response).
 
+use std::cell::RefCell;
+
+/// Bodies kept per thread for [`Reply::buffer`]: a worker writes an answer as soon as it is
+/// ready, so only a few are out at a time.
+const SPARE_BODIES: usize = 64;
+/// The largest body kept.
+const SPARE_BYTES: usize = 64 * 1024;
+/// The smallest body worth keeping. glibc's malloc serves smaller ones from its per-thread
+/// cache; a request of 1 KiB or more first merges every freed small chunk
+/// (`malloc_consolidate`), which under load costs more than the body's own writing.
+const KEEP_FROM: usize = 1024;
+
+thread_local! {
+    /// Written answers' bodies, emptied, for the next ones.
+    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
 /// The answer of an async handler. The engine adds what it adds to every response (`Server`,
 /// `Date`, `Content-Length`, `Connection`), and writes only the head for a `HEAD` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +75,40 @@ impl Reply {
         self
     }
 
+    /// An empty buffer of at least `capacity` bytes for a body: from 1 KiB on, one that an
+    /// earlier answer on this thread left behind when there is one (the engine keeps a
+    /// written answer's body for this), so a handler whose bodies are of one size allocates
+    /// none once warm.
+    pub fn buffer(capacity: usize) -> Vec<u8> {
+        if capacity < KEEP_FROM {
+            return Vec::with_capacity(capacity);
+        }
+        // `try_with`: a thread that is ending has no list any more.
+        let mut body = SPARE
+            .try_with(|s| s.try_borrow_mut().ok()?.pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        body.reserve(capacity);
+        body
+    }
+
+    /// Keeps the written answer's body for [`Reply::buffer`] when its size is worth it.
+    pub(crate) fn recycle(self) {
+        let mut body = self.body;
+        if !(KEEP_FROM..=SPARE_BYTES).contains(&body.capacity()) {
+            return;
+        }
+        body.clear();
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut()
+                && s.len() < SPARE_BODIES
+            {
+                s.push(body);
+            }
+        });
+    }
+
     /// The answer of a handler that ran past `Config::handler_timeout`.
     pub(crate) fn timed_out() -> Self {
         Self::text(503, &b"503 handler timed out\n"[..])
@@ -77,5 +128,39 @@ impl Reply {
             Some(ct) => res.send(self.status, ct, &fields[..n], &self.body),
             None => res.send_empty(self.status, &fields[..n]),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_body_of_a_kept_size_comes_back_empty() {
+        let body = Reply::buffer(1300);
+        assert!(body.capacity() >= 1300 && body.is_empty());
+        let at = body.as_ptr();
+        let mut reply = Reply::json(body);
+        reply.body.extend_from_slice(b"{}");
+        reply.recycle();
+        let again = Reply::buffer(1200);
+        assert_eq!((again.as_ptr(), again.len()), (at, 0));
+        // A larger ask than the spare's grows it: never less than asked.
+        Reply::json(again).recycle();
+        assert!(Reply::buffer(9000).capacity() >= 9000);
+    }
+
+    #[test]
+    fn small_and_huge_bodies_are_not_kept() {
+        // Drain what earlier tests on this thread left.
+        while SPARE.with(|s| s.borrow_mut().pop()).is_some() {}
+        for cap in [10, KEEP_FROM - 1, SPARE_BYTES + 1] {
+            Reply::json(Vec::with_capacity(cap)).recycle();
+        }
+        assert_eq!(SPARE.with(|s| s.borrow().len()), 0);
+        for _ in 0..SPARE_BODIES + 5 {
+            Reply::json(Vec::with_capacity(KEEP_FROM)).recycle();
+        }
+        assert_eq!(SPARE.with(|s| s.borrow().len()), SPARE_BODIES);
     }
 }

@@ -191,6 +191,7 @@ impl Conn {
         reply.write(&mut res);
         let status = res.status().unwrap_or(500);
         e.close |= res.will_close();
+        reply.recycle();
         e.answer = Some(buf);
         ctx.metrics().response(status);
         true

@@ -172,6 +172,7 @@ impl H2 {
             reply.write(&mut res);
             let status = res.status().unwrap_or(500);
             ctx.metrics().response(status);
+            reply.recycle();
             if !held.is_empty() {
                 self.pending.push_back(Pending {
                     stream: w.stream,

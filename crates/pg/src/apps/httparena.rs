@@ -85,7 +85,7 @@ fn items_json(rows: &Rows) -> Vec<u8> {
 /// `{"items":[..]` of the rows that make a whole item (see [`item_json`]), with `room` more
 /// bytes reserved for the fields the caller appends before its closing `}`; and how many.
 pub(crate) fn items_list(rows: &Rows, room: usize) -> (Vec<u8>, usize) {
-    let mut out = Vec::with_capacity(16 + room + rows.len() * 200);
+    let mut out = Reply::buffer(16 + room + rows.len() * 200);
     out.extend_from_slice(b"{\"items\":[");
     let mut n = 0;
     for r in rows.iter() {

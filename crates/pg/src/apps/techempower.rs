@@ -67,7 +67,7 @@ pub fn add_routes(router: Router, db: &Arc<Database>, s: Statements) -> Router {
                 .map(|_| pool.query(s.world, &[Param::Int(random(1..=10_000))]))
                 .collect();
             async move {
-                let mut out = Vec::with_capacity(2 + queries.len() * 36);
+                let mut out = Reply::buffer(2 + queries.len() * 36);
                 out.push(b'[');
                 for (i, q) in queries.into_iter().enumerate() {
                     match q.await {
@@ -172,7 +172,7 @@ async fn updates(reads: Vec<crate::Query>, write: crate::Query, worlds: Vec<(i32
     if let Err(e) = write.await {
         return failed(e);
     }
-    let mut out = Vec::with_capacity(2 + worlds.len() * 36);
+    let mut out = Reply::buffer(2 + worlds.len() * 36);
     out.push(b'[');
     for (i, &(id, n)) in worlds.iter().enumerate() {
         if i > 0 {
@@ -233,7 +233,7 @@ pub fn fortunes_html(rows: &Rows) -> Vec<u8> {
     };
     // Byte order is the order of the code points (UTF-8's design), as the test sorts.
     list.sort_unstable_by(|a, b| a.1.cmp(b.1));
-    let mut out = Vec::with_capacity(256 + list.len() * 80);
+    let mut out = Reply::buffer(256 + list.len() * 80);
     out.extend_from_slice(
         b"<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>",
     );
