@@ -19,6 +19,10 @@ use twelve_http::h2::{ClientConfig, ClientConn, ErrorCode, Event, request_head};
 /// DATA frames are taken as they arrive, so only a field block's frame is ever kept whole.
 const MAX_KEPT: usize = 16_384 + 9;
 
+/// Untemplated runs over at most this many URLs keep each URL's last header block (see
+/// [`H2Conn::blocks`]); more would cost each connection memory for blocks rarely reused.
+const MAX_KEPT_BLOCKS: usize = 64;
+
 /// Fields HTTP/2 forbids (RFC 9113 §8.2.2) or carries as pseudo-fields (`host`).
 const DROPPED: [&[u8]; 6] = [
     b"connection",
@@ -120,6 +124,11 @@ pub(crate) struct H2Conn {
     bodies: Vec<(u32, Vec<u8>)>,
     /// The URL of each body-waiting stream (untemplated runs).
     urls: Vec<(u32, usize)>,
+    /// Per URL of an untemplated run, its last header block and the encoder's generation it
+    /// was encoded at: once every field is in the dynamic table (`:path` is a literal without
+    /// indexing) the block is the same octets request after request, copied instead of
+    /// encoded while the generation holds.
+    blocks: Vec<(Option<u64>, Vec<u8>)>,
 }
 
 impl H2Conn {
@@ -138,6 +147,7 @@ impl H2Conn {
             templated: H2Request::default(),
             bodies: Vec::new(),
             urls: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 
@@ -157,6 +167,10 @@ impl H2Conn {
         self.last_refused = None;
         self.bodies.clear();
         self.urls.clear();
+        // A new connection's encoder counts its generations afresh.
+        for b in &mut self.blocks {
+            b.0 = None;
+        }
     }
 
     /// Streams that may open now, less those queued for the next window.
@@ -221,6 +235,9 @@ impl H2Conn {
         let count = self.queued.len();
         let scheme: &[u8] = if requests.is_tls() { b"https" } else { b"http" };
         let templated = requests.is_templated();
+        if !templated && self.blocks.is_empty() && requests.urls() <= MAX_KEPT_BLOCKS {
+            self.blocks.resize_with(requests.urls(), Default::default);
+        }
         for k in 0..count {
             let tag = self.queued[k];
             let url = *next_url;
@@ -237,12 +254,30 @@ impl H2Conn {
             } else {
                 Index::Incremental
             };
+            let kept = self.blocks.get_mut(url);
             let id = self
                 .conn
                 .open(&mut self.out, tag, req.body.len() as u32, |enc, out| {
+                    let generation = enc.generation();
+                    if let Some((Some(g), block)) = &kept
+                        && *g == generation
+                    {
+                        out.extend_from_slice(block);
+                        return;
+                    }
+                    let start = out.len();
                     request_head(enc, out, &req.method, scheme, &req.authority, &req.path);
                     for (n, v) in &req.fields {
                         enc.field(out, n, v, how);
+                    }
+                    // Kept only when encoding it changed nothing (no insert): the same block
+                    // is then what the next request of this URL encodes to.
+                    if let Some((g, block)) = kept
+                        && enc.generation() == generation
+                    {
+                        *g = Some(generation);
+                        block.clear();
+                        block.extend_from_slice(&out[start..]);
                     }
                 });
             if !req.body.is_empty() && !self.conn.data(&mut self.out, id, &req.body) {
@@ -511,6 +546,81 @@ mod tests {
         assert!(answers.iter().all(|&(_, code)| code == 204));
         assert!(!conn.has_inflight());
         assert_eq!(conn.h2_limit(), Some((3, false)));
+    }
+
+    /// Kept header blocks are the octets a fresh encoding would give: every HEADERS frame a
+    /// slot writes decodes to its own URL's fields, across the server lowering its table size
+    /// (which must open the next block with a size update) and raising it again.
+    #[test]
+    fn kept_header_blocks_decode_as_their_requests_across_table_size_changes() {
+        use twelve_http::h2::hpack::Decoder;
+        use twelve_http::h2::{Setting, encode_settings, kind};
+        let mut cfg = Config::new(vec![
+            Target::parse("http://127.0.0.1:9/a").unwrap(),
+            Target::parse("http://127.0.0.1:9/bb").unwrap(),
+        ]);
+        cfg.headers = vec!["User-Agent: h2load nghttp2/1.52.0".into()];
+        cfg.protocol = Protocol::H2 { streams: 1000 };
+        let requests = RequestSet::build(&cfg);
+        let mut h = H2Conn::new(1000);
+        h.start();
+        h.out.drain(..twelve_http::h2::PREFACE.len());
+        let mut decoder = Decoder::new(4096);
+        let (mut next_url, mut rng, mut used) = (0, 1, 0);
+        let mut seen = Vec::new();
+        let mut settings = Vec::new();
+        encode_settings(&mut settings, false, &[Setting::MaxConcurrentStreams(1000)]);
+        assert_eq!(h.next(&settings, &mut used), Step::Need);
+        for (round, size) in [None, None, Some(0), None, Some(4096), None, None]
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(size) = size {
+                settings.clear();
+                encode_settings(&mut settings, false, &[Setting::HeaderTableSize(size)]);
+                assert_eq!(h.next(&settings, &mut used), Step::Need, "round {round}");
+                assert_eq!(used, settings.len());
+            }
+            for k in 0..3 {
+                h.queue(k, 0);
+            }
+            assert_eq!(h.write_requests(&requests, &mut next_url, &mut rng), 3);
+            let mut at = 0;
+            while at < h.out.len() {
+                let len = usize::from(h.out[at]) << 16
+                    | usize::from(h.out[at + 1]) << 8
+                    | usize::from(h.out[at + 2]);
+                let payload = &h.out[at + 9..at + 9 + len];
+                if h.out[at + 3] == kind::HEADERS {
+                    let mut fields = Vec::new();
+                    decoder
+                        .decode(payload, 1 << 16, |n, v| {
+                            fields.push(format!(
+                                "{}: {}",
+                                String::from_utf8_lossy(n),
+                                String::from_utf8_lossy(v)
+                            ));
+                        })
+                        .unwrap_or_else(|e| panic!("round {round}: {e:?}"));
+                    seen.push(fields.join(", "));
+                }
+                at += 9 + len;
+            }
+            h.out.clear();
+        }
+        let want = |path: &str| {
+            format!(
+                ":method: GET, :scheme: http, :authority: 127.0.0.1:9, :path: {path}, \
+                 user-agent: h2load nghttp2/1.52.0"
+            )
+        };
+        assert_eq!(seen.len(), 21);
+        for (i, got) in seen.iter().enumerate() {
+            assert_eq!(*got, want(["/a", "/bb"][i % 2]), "request {i}");
+        }
+        // The size updates were sent, and the table is in use again after the last.
+        assert_eq!(decoder.table_max_size(), 4096);
+        assert!(decoder.table_len() > 0);
     }
 
     #[test]

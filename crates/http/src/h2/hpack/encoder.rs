@@ -34,6 +34,9 @@ pub struct Encoder {
     fields: [u16; CACHE_SLOTS],
     /// The same for names absent from the static table.
     names: [u16; CACHE_SLOTS],
+    /// Counts the changes to what a block encodes to: inserts, size updates, the Huffman
+    /// switch. Equal numbers mean the same fields encode to the same octets.
+    generation: u64,
 }
 
 impl Default for Encoder {
@@ -57,7 +60,15 @@ impl Encoder {
             huffman: true,
             fields: [0; CACHE_SLOTS],
             names: [0; CACHE_SLOTS],
+            generation: 0,
         }
+    }
+
+    /// A number that changes whenever the same fields could encode differently (the dynamic
+    /// table or the encoder's settings changed): a caller may keep a block it encoded and send
+    /// its octets again while this number stays the same. It never repeats for one encoder.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The dynamic table, for tests that check it mirrors the decoder's.
@@ -69,6 +80,7 @@ impl Encoder {
     /// Whether strings may be Huffman-coded (when shorter; on by default).
     pub fn set_huffman(&mut self, on: bool) {
         self.huffman = on;
+        self.generation += 1;
     }
 
     /// The peer's SETTINGS_HEADER_TABLE_SIZE changed. We use it, capped at
@@ -88,6 +100,7 @@ impl Encoder {
     /// block.
     pub fn begin_block(&mut self, out: &mut Vec<u8>) {
         if let Some((low, last)) = self.pending.take() {
+            self.generation += 1;
             if low < last {
                 write_int(out, 0x20, 5, low);
                 self.table.set_max_size(low);
@@ -164,6 +177,10 @@ impl Encoder {
             self.string(out, name);
         }
         self.string(out, value);
+        if how == Index::Incremental {
+            // Even a failed insert (an entry larger than the table) empties the table.
+            self.generation += 1;
+        }
         if how == Index::Incremental && self.table.insert(Name::Bytes(name), value) {
             remember(&mut self.fields, &self.table, field_hash);
             if static_name.is_none() {

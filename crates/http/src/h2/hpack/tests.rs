@@ -736,3 +736,54 @@ fn cache_survives_insert_number_wrap() {
     e.field(&mut out, b"x-n", b"999", Index::Incremental);
     assert_eq!(out, [0xbe]);
 }
+
+/// The generation moves with everything that changes what a block encodes to, and with
+/// nothing else: a block of fields already indexed leaves it as it was.
+#[test]
+fn the_encoder_generation_moves_when_a_block_could_encode_differently() {
+    let mut enc = Encoder::new();
+    let mut out = Vec::new();
+    // (what the step does, whether the generation moves)
+    type Op = fn(&mut Encoder, &mut Vec<u8>);
+    let steps: [(&str, Op, bool); 7] = [
+        (
+            "an insert",
+            |e, o| e.field(o, b"x-a", b"1", Index::Incremental),
+            true,
+        ),
+        (
+            "the same field, now indexed",
+            |e, o| e.field(o, b"x-a", b"1", Index::Incremental),
+            false,
+        ),
+        (
+            "a literal without indexing",
+            |e, o| e.field(o, b":path", b"/p", Index::No),
+            false,
+        ),
+        (
+            "a static hit",
+            |e, o| e.field(o, b":method", b"GET", Index::Incremental),
+            false,
+        ),
+        (
+            "an entry larger than the table",
+            |e, o| e.field(o, b"x-b", &[b'v'; 5000], Index::Incremental),
+            true,
+        ),
+        (
+            "a size update at the block's start",
+            |e, o| {
+                e.set_max_table_size(0);
+                e.begin_block(o)
+            },
+            true,
+        ),
+        ("the Huffman switch", |e, _| e.set_huffman(false), true),
+    ];
+    for (what, op, moves) in steps {
+        let before = enc.generation();
+        op(&mut enc, &mut out);
+        assert_eq!(enc.generation() != before, moves, "{what}");
+    }
+}
