@@ -29,6 +29,9 @@
 #        twelve_nap: --coalesce on, which naps whenever the pacing rule allows)
 #        PRIORITY=1 (0: leave CPU weights alone; see below)
 #        UA="h2load nghttp2/VERSION" (twelve's user-agent, h2load's by default; empty: none)
+#        SERVERS="twelve h2o" (the uncapped servers to run; capped is h2o alone)
+#        BIN_B=path/to/twelve (a second build, as the client twelve_b in CLIENTS: an A/B of two
+#        builds in the same pairs, e.g. CLIENTS="h2load twelve twelve_b")
 # Needs root (the cgroup CPU cap), h2o, nghttp2-client (h2load), openssl, python3.
 # Every process it starts is stopped by PID on exit.
 set -euo pipefail
@@ -38,6 +41,8 @@ OUT=${1:-$ROOT/bench/runs/$(date +%F)-h2-client}
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-4}; WARMUP=${WARMUP:-1}; CONNS=${CONNS:-64}
 STREAMS=${STREAMS:-1 10 100}; CAP=${CAP:-50}; MODES=${MODES:-uncapped capped}
 CLIENTS=${CLIENTS:-h2load twelve}; PROTOS=${PROTOS:-h2c h2}; PRIORITY=${PRIORITY:-1}
+SERVERS=${SERVERS:-twelve h2o}; BIN_B=${BIN_B:-}
+case " $CLIENTS " in *" twelve_b "*) [ -x "$BIN_B" ] || { echo "h2-client.sh: CLIENTS has twelve_b: BIN_B=${BIN_B:-(unset)} must be a twelve binary" >&2; exit 2; } ;; esac
 # twelve sends the user-agent h2load sends ("h2load nghttp2/VERSION"), so that both clients'
 # requests are the same fields and cost the server the same to decode; UA= sends none.
 UA=${UA-$(h2load --version | head -1)}
@@ -121,6 +126,7 @@ done
   echo
   echo "- date: $(date -u +%FT%TZ)"
   echo "- twelve: $("$BIN" --version | head -1)"
+  [ -z "$BIN_B" ] || echo "- twelve_b: $("$BIN_B" --version | head -1) ($BIN_B)"
   echo "- commit: $(cd "$ROOT" && git rev-parse --short=12 HEAD)"
   echo "- kernel: $(uname -r)"
   echo "- cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
@@ -131,7 +137,7 @@ done
   echo "- twelve's user-agent: ${UA:-none} (h2load's own: $(h2load --version | head -1))"
   echo "- CPU weights: PRIORITY=$PRIORITY (1: capped server and clients in cgroups of the highest weight);" \
     "perf counts: ${EVENTS:-none (perf or its tracepoints missing)}"
-  echo "- command: \`bench/h2-client.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS STREAMS=\"$STREAMS\" CAP=$CAP MODES=\"$MODES\" CLIENTS=\"$CLIENTS\" PROTOS=\"$PROTOS\" WARMUP=$WARMUP PRIORITY=$PRIORITY)"
+  echo "- command: \`bench/h2-client.sh\` (ROUNDS=$ROUNDS DURATION=$DURATION CONNS=$CONNS STREAMS=\"$STREAMS\" CAP=$CAP MODES=\"$MODES\" CLIENTS=\"$CLIENTS\" SERVERS=\"$SERVERS\" PROTOS=\"$PROTOS\" WARMUP=$WARMUP PRIORITY=$PRIORITY)"
 } > "$OUT/README.md"
 
 . "$ROOT/bench/ticks.sh"
@@ -219,6 +225,7 @@ run_h2load() { # URL STREAMS FILE
 }
 run_twelve_nonap() { EXTRA="--coalesce off" run_twelve "$@"; }
 run_twelve_nap() { EXTRA="--coalesce on" run_twelve "$@"; }
+run_twelve_b() { BIN=$BIN_B run_twelve "$@"; }
 run_twelve() { # URL STREAMS FILE
   local proto="--h2c ${EXTRA:-}" ua=()
   case $1 in https://*) proto="--h2 --cacert $DIR/ca.pem ${EXTRA:-}" ;; esac
@@ -235,7 +242,14 @@ printf '%s\t' mode proto streams server client round requests rps user_s sys_s c
 echo window_ms >> "$TSV"
 read -ra ORDER <<< "$CLIENTS"
 for mode in $MODES; do
-  servers="twelve=$TW_C:$TW_S h2o=$HO_C:$HO_S"
+  servers=
+  for s in $SERVERS; do
+    case $s in
+      twelve) servers+=" twelve=$TW_C:$TW_S" ;;
+      h2o) servers+=" h2o=$HO_C:$HO_S" ;;
+      *) echo "h2-client.sh: SERVERS=$SERVERS: each of twelve, h2o" >&2; exit 2 ;;
+    esac
+  done
   if [ "$PRIORITY" = 1 ]; then
     for p in $(pids_on $TW_C) $(pids_on $HO_C); do echo "$p" > "$SERVER_CG/cgroup.procs"; done
   fi
