@@ -99,6 +99,36 @@ struct PendingBlock {
     bytes: Vec<u8>,
 }
 
+/// The octets of a response's field block kept to be recognised when they come again.
+const BLOCK_MEMO: usize = 32;
+
+/// The last field block that decoded without changing the HPACK table, and the status it
+/// gave. HPACK decoding depends on the block and the decoder's state alone, so the same octets
+/// at the same decoder generation give the same fields: a server that indexes its response
+/// fields (h2o sends `88 c0 bf be ...` for each answer) sends the same block every time.
+#[derive(Debug, Clone, Copy)]
+struct BlockMemo {
+    generation: Option<u64>,
+    len: u8,
+    bytes: [u8; BLOCK_MEMO],
+    status: Option<u16>,
+}
+
+impl BlockMemo {
+    const EMPTY: BlockMemo = BlockMemo {
+        generation: None,
+        len: 0,
+        bytes: [0; BLOCK_MEMO],
+        status: None,
+    };
+
+    /// The status `block` gave when it was kept, if it is the kept block at `generation`.
+    fn status(&self, block: &[u8], generation: u64) -> Option<Option<u16>> {
+        (self.generation == Some(generation) && self.bytes[..usize::from(self.len)] == *block)
+            .then_some(self.status)
+    }
+}
+
 /// One HTTP/2 connection, client side. `T` tags each request (its intended and actual send
 /// times, say) and comes back with its answer.
 #[derive(Debug)]
@@ -121,6 +151,7 @@ pub struct ClientConn<T: Copy> {
     streams: Vec<Stream<T>>,
     data: Option<DataRest>,
     block: Option<PendingBlock>,
+    memo: BlockMemo,
     /// The server's GOAWAY: the last stream it may process.
     goaway: Option<u32>,
 }
@@ -143,6 +174,7 @@ impl<T: Copy> ClientConn<T> {
             streams: Vec::with_capacity(cfg.max_streams.min(1024) as usize),
             data: None,
             block: None,
+            memo: BlockMemo::EMPTY,
             goaway: None,
         }
     }
@@ -533,19 +565,36 @@ impl<T: Copy> ClientConn<T> {
         used: usize,
         out: &mut Vec<u8>,
     ) -> Event<T> {
-        let mut status = None;
-        let mut first = true;
-        let decoded = self.decoder.decode(block, MAX_HEADER_LIST, |n, v| {
-            // §8.3: pseudo-fields come first; `:status` is three digits.
-            if first && n == b":status" {
-                status = parse_status(v);
+        let generation = self.decoder.generation();
+        let status = match self.memo.status(block, generation) {
+            Some(status) => status,
+            None => {
+                let mut status = None;
+                let mut first = true;
+                let decoded = self.decoder.decode(block, MAX_HEADER_LIST, |n, v| {
+                    // §8.3: pseudo-fields come first; `:status` is three digits.
+                    if first && n == b":status" {
+                        status = parse_status(v);
+                    }
+                    first = false;
+                });
+                if let Err(e) = decoded {
+                    let code = e.code();
+                    return self.conn_error(out, code, ClientFault::Hpack(e));
+                }
+                if self.decoder.generation() == generation && block.len() <= BLOCK_MEMO {
+                    let mut bytes = [0; BLOCK_MEMO];
+                    bytes[..block.len()].copy_from_slice(block);
+                    self.memo = BlockMemo {
+                        generation: Some(generation),
+                        len: block.len() as u8,
+                        bytes,
+                        status,
+                    };
+                }
+                status
             }
-            first = false;
-        });
-        if let Err(e) = decoded {
-            let code = e.code();
-            return self.conn_error(out, code, ClientFault::Hpack(e));
-        }
+        };
         // The stream may be one this client already gave up on: the block still had to be
         // decoded (above), for HPACK's table.
         let Some(i) = self.find(stream) else {

@@ -761,3 +761,43 @@ fn a_round_trip_against_the_server_connection() {
     }));
     assert_eq!(client.open_streams(), 0);
 }
+
+/// A repeated block is recognised only while the table it was decoded against holds: the same
+/// octet `be` (dynamic entry 62) means `:status: 201`, then `202` once the server inserted that,
+/// then nothing once a size update emptied the table (a COMPRESSION_ERROR).
+#[test]
+fn a_repeated_block_decodes_against_the_table_as_it_is_now() {
+    let mut c = client(cfg(10), &[], 8);
+    let mut s = Server::silent();
+    let blocks: [&[u8]; 8] = [
+        b"\x48\x03201",
+        b"\xbe",
+        b"\xbe",
+        b"\x48\x03202",
+        b"\xbe",
+        b"\xbf",
+        b"\x20\x88",
+        b"\xbe",
+    ];
+    for (k, block) in blocks.into_iter().enumerate() {
+        s.frame(Frame::Headers {
+            stream: 1 + 2 * k as u32,
+            end_stream: true,
+            end_headers: true,
+            priority: None,
+            padding: None,
+            block,
+        });
+    }
+    let (events, out) = run(&mut c, &s.bytes);
+    let mut want: Vec<_> = [201, 201, 201, 202, 202, 201, 200]
+        .into_iter()
+        .enumerate()
+        .map(|(k, status)| response(1 + 2 * k as u32, k as u32, status, 0))
+        .collect();
+    want.push(Event::ConnectionError(ClientFault::Hpack(
+        HpackError::IndexOutOfRange,
+    )));
+    assert_eq!(answers(&events), want);
+    assert_eq!(goaway_code(&out), Some(ErrorCode::CompressionError.code()));
+}

@@ -15,6 +15,8 @@ pub struct Decoder {
     max_setting: usize,
     /// Our setting went below the table's size: the next block must open with a size update.
     update_due: bool,
+    /// Counts the changes to how a block decodes: inserts, size updates, our setting.
+    generation: u64,
 }
 
 /// Where a string literal is: in the block or in the scratch buffer.
@@ -47,7 +49,16 @@ impl Decoder {
             scratch: Vec::new(),
             max_setting: max_table_size,
             update_due: false,
+            generation: 0,
         }
+    }
+
+    /// A number that changes whenever the same block could decode differently (the dynamic
+    /// table or our table size setting changed): while it stays the same, a block of the same
+    /// octets as one decoded before gives the same fields and the same result. It never
+    /// repeats for one decoder.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Our SETTINGS_HEADER_TABLE_SIZE changed and the peer acknowledged it. A value below the
@@ -55,6 +66,7 @@ impl Decoder {
     /// (RFC 7541 §4.2).
     pub fn set_max_table_size(&mut self, size: usize) {
         self.max_setting = size;
+        self.generation += 1;
         if size < self.table.max_size() {
             self.update_due = true;
         }
@@ -115,6 +127,7 @@ impl Decoder {
             scratch,
             max_setting,
             update_due,
+            generation,
         } = self;
         let mut list_size = 0usize;
         let mut emitting = true;
@@ -129,6 +142,7 @@ impl Decoder {
             }
             table.set_max_size(size);
             *update_due = false;
+            *generation += 1;
         }
         if *update_due && pos < block.len() {
             return Err(HpackError::SizeUpdateMissing);
@@ -189,6 +203,7 @@ impl Decoder {
                     Err(i) => Name::Entry(i),
                 };
                 table.insert(name, value);
+                *generation += 1;
             }
         }
         if scratch.capacity() > SCRATCH_KEEP {
