@@ -6,7 +6,7 @@ workers set), and on each wake-up every slot due by then is "sent" at once with 
 wake-up's time. So its lag is what this CPU's timer and wake-ups cost a client that spends
 nothing per request, weighted per slot as twelve bench's schedule lag is: a wake-up that comes
 late by 5 ms at 10,000 req/s makes 50 slots late, where timer-probe.py counts it once. The
-loop's own cost (a few us of Python per wake-up) is in the figures. Where stall-probe.py (a
+loop's own cost (Python's, per wake-up) is in the figures. Where stall-probe.py (a
 thread that never sleeps) is the floor for a client that spins, this is the floor for one that
 sleeps between slots. Run it pinned where the client runs (taskset -c 1). Prints one JSON
 object: slots, wake-ups and the lag percentiles in us."""

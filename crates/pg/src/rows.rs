@@ -27,7 +27,7 @@ const SPARE_BUFFERS: usize = 1024;
 const SPARE_BYTES: usize = 4096;
 /// A new buffer's least size: a few short rows. Under 1 KiB, where glibc's malloc serves it
 /// from its per-thread cache or a small bin; a larger request first merges every freed
-/// small chunk (`malloc_consolidate`, malloc/malloc.c), which under load is most of its cost.
+/// small chunk (`malloc_consolidate`, malloc/malloc.c).
 const FIRST_BYTES: usize = 256;
 
 thread_local! {
