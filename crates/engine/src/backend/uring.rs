@@ -158,7 +158,7 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
     ready(Ok(()));
     let clock = Clock::start();
     let all_metrics = Arc::clone(&setup.ctx.all_metrics);
-    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms());
+    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms().saturating_mul(1000));
     let mut w = Worker {
         later: Some(later),
         rt_io: false,
@@ -201,20 +201,17 @@ impl Worker {
     }
 
     fn run(&mut self) {
-        let mut now = self.clock.now_ms();
+        let mut now = self.clock.woke();
         loop {
             if self.gate.drained(self.slab.len(), now) {
                 return;
             }
             let timeout = self.gate.timeout_ms(self.timers.timeout_ms(now), now);
-            let timeout = match &self.later {
-                Some(l) => l.timeout_ms(timeout, now),
-                None => timeout,
-            };
+            let at = later::until_us(timeout, now, self.later.as_ref(), self.clock.now_us());
             let timeout = self
                 .alarm
-                .timeout_ms(timeout, now)
-                .map(Duration::from_millis);
+                .timeout_us(at, self.clock.now_us())
+                .map(Duration::from_micros);
             if let Err(e) = self.ring.submit_and_wait(timeout) {
                 return self.setup.wait_failed("io_uring_enter", &e);
             }
@@ -227,7 +224,7 @@ impl Worker {
             self.completions = completions;
             if let Some(mut l) = self.later.take() {
                 let io = std::mem::take(&mut self.rt_io);
-                later::run(self, &mut l, now, io);
+                later::run(self, &mut l, now, self.clock.now_us(), io);
                 self.later = Some(l);
             }
             let mut touched = std::mem::take(&mut self.touched);
