@@ -31,18 +31,18 @@ enum Plan {
     Block,
     /// The deadline is now: do not block.
     Poll,
-    /// Set the alarm at this time (µs of the worker clock), then wait without a timeout.
+    /// Set the alarm this many milliseconds from now, then wait without a timeout.
     Arm(u64),
 }
 
-/// Decides the next wait from the deadline `at` (µs of the worker clock; `None`: none), the
-/// alarm's armed time (`armed`) and the time `now`.
-fn plan(armed: Option<u64>, at: Option<u64>, now: u64) -> Plan {
-    match at {
+/// Decides the next wait from the deadline `due_in` (ms from `now`; `None`: none) and the
+/// alarm's armed time (`armed`, worker-clock ms; `None`: not armed).
+fn plan(armed: Option<u64>, due_in: Option<u64>, now: u64) -> Plan {
+    match due_in {
         None => Plan::Block,
-        Some(at) if at <= now => Plan::Poll,
-        Some(at) if armed.is_some_and(|a| a <= at) => Plan::Block,
-        Some(at) => Plan::Arm(at),
+        Some(0) => Plan::Poll,
+        Some(d) if armed.is_some_and(|a| a <= now.saturating_add(d)) => Plan::Block,
+        Some(d) => Plan::Arm(d),
     }
 }
 
@@ -55,13 +55,13 @@ fn minus(t: Timespec, d: Duration) -> Timespec {
     }
 }
 
-/// `t` plus `us` microseconds, the nanoseconds kept below a second.
-fn plus_us(t: Timespec, us: u64) -> Timespec {
-    let ns = i128::from(t.tv_nsec) + i128::from(us % 1_000_000) * 1_000;
+/// `t` plus `ms` milliseconds, the nanoseconds kept below a second.
+fn plus_ms(t: Timespec, ms: u64) -> Timespec {
+    let ns = i128::from(t.tv_nsec) + i128::from(ms % 1000) * 1_000_000;
     Timespec {
         tv_sec: t
             .tv_sec
-            .saturating_add(i64::try_from(us / 1_000_000).unwrap_or(i64::MAX))
+            .saturating_add(i64::try_from(ms / 1000).unwrap_or(i64::MAX))
             .saturating_add((ns / 1_000_000_000) as i64),
         tv_nsec: (ns % 1_000_000_000) as i64,
     }
@@ -70,7 +70,7 @@ fn plus_us(t: Timespec, us: u64) -> Timespec {
 /// The timerfd and when it is armed to fire.
 pub(crate) struct Alarm {
     fd: Option<OwnedFd>,
-    /// Worker-clock µs the timerfd fires at; `None` once it fired (or was never set).
+    /// Worker-clock ms the timerfd fires at; `None` once it fired (or was never set).
     armed: Option<u64>,
     /// The worker clock's zero on the monotonic clock (never before it: the alarm fires at or
     /// after the worker clock reads the deadline).
@@ -107,32 +107,32 @@ impl Alarm {
         self.fd = None;
     }
 
-    /// The timeout (µs, `None`: block) for a wait at `now` that must end by `at` (both µs of
-    /// the worker clock), setting the alarm first where it has to come earlier.
+    /// The timeout (ms, `None`: block) for a wait at `now` that must end by `due_in` ms from
+    /// now, setting the alarm first where it has to come earlier.
     #[inline]
-    pub(crate) fn timeout_us(&mut self, at: Option<u64>, now: u64) -> Option<u64> {
+    pub(crate) fn timeout_ms(&mut self, due_in: Option<u64>, now: u64) -> Option<u64> {
         let Some(fd) = &self.fd else {
-            return at.map(|at| at.saturating_sub(now));
+            return due_in;
         };
-        match plan(self.armed, at, now) {
+        match plan(self.armed, due_in, now) {
             Plan::Block => None,
             Plan::Poll => Some(0),
-            Plan::Arm(at) => {
+            Plan::Arm(d) => {
                 let spec = Itimerspec {
                     it_interval: Timespec {
                         tv_sec: 0,
                         tv_nsec: 0,
                     },
-                    it_value: plus_us(self.zero, at),
+                    it_value: plus_ms(self.zero, now.saturating_add(d)),
                 };
                 match timerfd_settime(fd, TimerfdTimerFlags::ABSTIME, &spec) {
                     Ok(_) => {
-                        self.armed = Some(at);
+                        self.armed = Some(now.saturating_add(d));
                         None
                     }
                     // Cannot happen with a valid timerfd and spec; the wait's own timeout
                     // still ends it in time.
-                    Err(_) => Some(at.saturating_sub(now)),
+                    Err(_) => Some(d),
                 }
             }
         }
@@ -155,20 +155,19 @@ mod tests {
 
     #[test]
     fn plans() {
-        // (armed, at, now, plan)
+        // (armed, due_in, now, plan)
         let cases = [
             (None, None, 5, Plan::Block),
             (Some(100), None, 5, Plan::Block),
-            (None, Some(5), 5, Plan::Poll),
-            (None, Some(3), 5, Plan::Poll),
-            (Some(100), Some(5), 5, Plan::Poll),
-            (None, Some(55), 5, Plan::Arm(55)),
-            (Some(100), Some(100), 5, Plan::Block),
-            (Some(100), Some(205), 5, Plan::Block),
-            (Some(100), Some(99), 5, Plan::Arm(99)),
+            (None, Some(0), 5, Plan::Poll),
+            (Some(100), Some(0), 5, Plan::Poll),
+            (None, Some(50), 5, Plan::Arm(50)),
+            (Some(100), Some(95), 5, Plan::Block),
+            (Some(100), Some(200), 5, Plan::Block),
+            (Some(100), Some(94), 5, Plan::Arm(94)),
         ];
-        for (armed, at, now, want) in cases {
-            assert_eq!(plan(armed, at, now), want, "{armed:?} {at:?} {now}");
+        for (armed, due_in, now, want) in cases {
+            assert_eq!(plan(armed, due_in, now), want, "{armed:?} {due_in:?} {now}");
         }
     }
 
@@ -186,18 +185,17 @@ mod tests {
 
     #[test]
     fn deadlines_on_the_monotonic_clock() {
-        // (zero, us, zero + us)
+        // (zero, ms, zero + ms)
         let cases = [
             (ts(10, 0), 0, ts(10, 0)),
-            (ts(10, 0), 15_300, ts(10, 15_300_000)),
-            (ts(10, 999_500_000), 1_000, ts(11, 500_000)),
-            (ts(10, 999_999_999), 1_000_000, ts(11, 999_999_999)),
-            (ts(10, 400_000_000), 2_600_000, ts(13, 0)),
-            (ts(10, 999_999_500), 1, ts(11, 500)),
-            (ts(10, 0), u64::MAX, ts(18_446_744_073_719, 551_615_000)),
+            (ts(10, 0), 15, ts(10, 15_000_000)),
+            (ts(10, 999_500_000), 1, ts(11, 500_000)),
+            (ts(10, 999_999_999), 1_000, ts(11, 999_999_999)),
+            (ts(10, 400_000_000), 2_600, ts(13, 0)),
+            (ts(10, 0), u64::MAX, ts(18_446_744_073_709_561, 615_000_000)),
         ];
-        for (zero, us, want) in cases {
-            same(plus_us(zero, us), want, &us);
+        for (zero, ms, want) in cases {
+            same(plus_ms(zero, ms), want, &ms);
         }
         // (reading, since zero, zero)
         let cases = [
@@ -213,37 +211,31 @@ mod tests {
 
     #[test]
     fn the_alarm_fires_no_earlier_than_the_clock_reads_its_deadline() {
-        let mut clock = Clock::start();
+        let clock = Clock::start();
         let mut a = Alarm::new(&clock);
-        clock.woke();
-        let at = clock.now_us() + 2_500;
+        let now = clock.now_ms();
         assert_eq!(
-            a.timeout_us(Some(at), clock.now_us()),
+            a.timeout_ms(Some(3), now),
             None,
             "armed, so the wait blocks"
         );
         let fd = a.fd().expect("timerfd");
         let mut pfd = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
         assert_eq!(rustix::event::poll(&mut pfd, None).unwrap(), 1);
-        clock.woke();
-        assert!(clock.now_us() >= at, "fired before the deadline");
+        assert!(clock.now_ms() >= now + 3, "fired before the deadline");
     }
 
     #[test]
     fn an_armed_alarm_makes_the_fd_readable() {
         let mut a = Alarm::new(&Clock::start());
-        assert_eq!(
-            a.timeout_us(Some(1_000), 0),
-            None,
-            "armed, so the wait blocks"
-        );
-        assert_eq!(a.timeout_us(Some(5_000), 0), None, "armed earlier already");
+        assert_eq!(a.timeout_ms(Some(1), 0), None, "armed, so the wait blocks");
+        assert_eq!(a.timeout_ms(Some(5), 0), None, "armed earlier already");
         let fd = a.fd().expect("timerfd");
         let mut pfd = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
         let n = rustix::event::poll(&mut pfd, None).unwrap();
         assert_eq!(n, 1);
         a.fired();
-        assert_eq!(a.timeout_us(Some(8_000), 3_000), None, "armed again");
-        assert!(a.armed == Some(8_000));
+        assert_eq!(a.timeout_ms(Some(5), 3), None, "armed again");
+        assert!(a.armed == Some(8));
     }
 }

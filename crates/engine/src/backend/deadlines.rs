@@ -27,7 +27,7 @@ impl Timers {
 
     /// How long until the next entry comes due; `None`: the wheel is empty.
     pub(crate) fn timeout_ms(&self, now: u64) -> Option<u64> {
-        self.wheel.timeout(now)
+        self.wheel.timeout_ms(now)
     }
 
     /// Puts the connection's deadline on the wheel unless an entry at or before it exists.
@@ -59,7 +59,7 @@ pub(crate) fn expire<W: Driver>(w: &mut W, now: u64) {
         let Some(live) = slab.get(e.token) else {
             continue;
         };
-        if live.conn().timer_at != e.at {
+        if live.conn().timer_at != e.at_ms {
             continue; // superseded by an earlier entry
         }
         live.conn().timer_at = 0;

@@ -122,7 +122,7 @@ struct Worker {
 /// Runs a worker until it has drained after a stop request. The caller pinned the thread.
 pub(crate) fn run(setup: WorkerSetup, ready: impl FnOnce(std::io::Result<()>)) {
     let clock = Clock::start();
-    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms().saturating_mul(1000));
+    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms());
     // The runtime's epoll set is the worker's: its sockets come in the worker's one wait.
     let epoll = match later.rt.share_epoll().and_then(|ep| prepare(&setup, ep)) {
         Ok(e) => e,
@@ -189,21 +189,21 @@ impl Worker {
 
     fn run(&mut self) {
         let mut events = twelve_sys::epoll::Events::with_capacity(EVENTS);
-        let mut now = self.clock.woke();
+        let mut now = self.clock.now_ms();
         loop {
             if self.gate.drained(self.slab.len(), now) {
                 self.close_all();
                 return;
             }
             let timeout = self.gate.timeout_ms(self.timers.timeout_ms(now), now);
-            let at = later::until_us(timeout, now, self.later.as_ref(), self.clock.now_us());
-            // Whole milliseconds, rounded up, where no alarm carries the deadline.
+            let timeout = match &self.later {
+                Some(l) => l.timeout_ms(timeout, now),
+                None => timeout,
+            };
             let timeout = self
                 .alarm
-                .timeout_us(at, self.clock.now_us())
-                .map_or(-1, |us| {
-                    i32::try_from(us.div_ceil(1000)).unwrap_or(i32::MAX)
-                });
+                .timeout_ms(timeout, now)
+                .map_or(-1, |ms| i32::try_from(ms).unwrap_or(i32::MAX));
             match twelve_sys::epoll::wait(self.epoll.as_fd(), &mut events, timeout) {
                 Ok(_) => {}
                 // A profiler or strace attaching interrupts the wait: just wait again.
@@ -235,7 +235,7 @@ impl Worker {
             let ready = self.ready.len();
             self.drive_ready(now);
             if let Some(mut l) = self.later.take() {
-                later::run(self, &mut l, now, self.clock.now_us(), false);
+                later::run(self, &mut l, now, false);
                 self.later = Some(l);
             }
             deadlines::expire(self, now);

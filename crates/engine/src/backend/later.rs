@@ -17,30 +17,22 @@ pub(crate) struct Later {
 impl Later {
     /// This thread's runtime, attached to the worker's wake-up eventfd (for wakers called on
     /// other threads).
-    pub(crate) fn attach(wake: std::sync::Arc<std::os::fd::OwnedFd>, now_us: u64) -> Self {
+    pub(crate) fn attach(wake: std::sync::Arc<std::os::fd::OwnedFd>, now_ms: u64) -> Self {
         let rt = crate::rt::current();
-        rt.attach(wake, now_us);
+        rt.attach(wake, now_ms);
         Self {
             rt,
             done: Vec::new(),
         }
     }
-}
 
-/// Until when the loop may wait, in µs of its clock: its own limit (`timeout_ms` from `now`,
-/// both in ms: connection deadlines and the gate's, which keep whole milliseconds) merged with
-/// the runtime's (its timers count in µs, so a request waiting on one is answered at its time).
-#[inline]
-pub(crate) fn until_us(
-    timeout_ms: Option<u64>,
-    now: u64,
-    later: Option<&Later>,
-    now_us: u64,
-) -> Option<u64> {
-    let own = timeout_ms.map(|ms| now.saturating_add(ms).saturating_mul(1000));
-    match (own, later.and_then(|l| l.rt.until_us(now_us))) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+    /// How long the loop may wait for the runtime's sake (merged with the loop's own limit).
+    #[inline]
+    pub(crate) fn timeout_ms(&self, other: Option<u64>, now_ms: u64) -> Option<u64> {
+        match (other, self.rt.timeout_ms(now_ms)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -51,14 +43,13 @@ impl Drop for Later {
 }
 
 /// Runs the runtime if it has work (`io`: its sockets were reported ready), then hands every
-/// answer to its connection and runs that connection. `now` is the loop's clock in ms,
-/// `now_us` the same reading in µs.
+/// answer to its connection and runs that connection.
 #[inline]
-pub(crate) fn run<W: Driver>(w: &mut W, later: &mut Later, now: u64, now_us: u64, io: bool) {
-    if !io && !later.rt.busy(now_us) && !later.rt.has_done() {
+pub(crate) fn run<W: Driver>(w: &mut W, later: &mut Later, now: u64, io: bool) {
+    if !io && !later.rt.busy(now) && !later.rt.has_done() {
         return;
     }
-    later.rt.turn(now_us, io);
+    later.rt.turn(now, io);
     later.rt.take_done(&mut later.done);
     for d in later.done.drain(..) {
         let (_, slab, ctx) = w.parts();

@@ -158,7 +158,7 @@ pub(crate) fn run(setup: WorkerSetup, ring: Ring, ready: impl FnOnce(std::io::Re
     ready(Ok(()));
     let clock = Clock::start();
     let all_metrics = Arc::clone(&setup.ctx.all_metrics);
-    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms().saturating_mul(1000));
+    let later = Later::attach(Arc::clone(&setup.wake), clock.now_ms());
     let mut w = Worker {
         later: Some(later),
         rt_io: false,
@@ -201,17 +201,20 @@ impl Worker {
     }
 
     fn run(&mut self) {
-        let mut now = self.clock.woke();
+        let mut now = self.clock.now_ms();
         loop {
             if self.gate.drained(self.slab.len(), now) {
                 return;
             }
             let timeout = self.gate.timeout_ms(self.timers.timeout_ms(now), now);
-            let at = later::until_us(timeout, now, self.later.as_ref(), self.clock.now_us());
+            let timeout = match &self.later {
+                Some(l) => l.timeout_ms(timeout, now),
+                None => timeout,
+            };
             let timeout = self
                 .alarm
-                .timeout_us(at, self.clock.now_us())
-                .map(Duration::from_micros);
+                .timeout_ms(timeout, now)
+                .map(Duration::from_millis);
             if let Err(e) = self.ring.submit_and_wait(timeout) {
                 return self.setup.wait_failed("io_uring_enter", &e);
             }
@@ -224,7 +227,7 @@ impl Worker {
             self.completions = completions;
             if let Some(mut l) = self.later.take() {
                 let io = std::mem::take(&mut self.rt_io);
-                later::run(self, &mut l, now, self.clock.now_us(), io);
+                later::run(self, &mut l, now, io);
                 self.later = Some(l);
             }
             let mut touched = std::mem::take(&mut self.touched);

@@ -221,8 +221,6 @@ pub(crate) struct Clock {
     /// Worker-clock ms at which the wall clock's second next changes: the `Date` is read again
     /// then, and wake-ups before it read the monotonic clock only.
     date_until_ms: u64,
-    /// The last reading of [`Clock::woke`], in µs (the async runtime's timers count in them).
-    now_us: u64,
 }
 
 impl Clock {
@@ -234,7 +232,6 @@ impl Clock {
         Self {
             epoch,
             date_until_ms: 0,
-            now_us: 1_000,
         }
     }
 
@@ -254,18 +251,11 @@ impl Clock {
     /// within a second), instead of one per response (a pipelined batch has 16 of them).
     #[inline]
     pub(crate) fn woke(&mut self) -> u64 {
-        self.now_us = u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let now = self.now_us / 1000;
+        let now = self.now_ms();
         if now >= self.date_until_ms {
             self.date_until_ms = now.saturating_add(self.refresh_date());
         }
         now
-    }
-
-    /// The time [`Clock::woke`] last read, in µs.
-    #[inline]
-    pub(crate) fn now_us(&self) -> u64 {
-        self.now_us
     }
 
     /// Holds the wall clock's second for this thread's `Date`; returns the ms until that

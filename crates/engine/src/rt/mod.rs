@@ -50,8 +50,8 @@ pub(crate) struct Runtime {
     epoll: OwnedFd,
     /// Answers ready for their connections, taken by the loop with [`Runtime::take_done`].
     done: RefCell<Vec<Done>>,
-    /// The driver's clock (µs), set each turn: what [`sleep`] counts from.
-    now_us: Cell<u64>,
+    /// The driver's clock (ms), set each turn: what [`sleep`] counts from.
+    now_ms: Cell<u64>,
     /// The keys a turn takes from the ready queue, kept between turns (no allocation).
     keys: RefCell<Vec<u64>>,
 }
@@ -88,16 +88,16 @@ impl Runtime {
             timers: RefCell::new(timer::Timers::new(0)),
             io: RefCell::new(io::Reactor::default()),
             done: RefCell::new(Vec::new()),
-            now_us: Cell::new(0),
+            now_ms: Cell::new(0),
             keys: RefCell::new(Vec::new()),
         })
     }
 
     /// Makes this the runtime of a worker whose loop wakes on `wake` (its eventfd): a waker
     /// called from another thread writes it. The loop also watches [`Runtime::io_fd`].
-    pub(crate) fn attach(&self, wake: Arc<OwnedFd>, now_us: u64) {
+    pub(crate) fn attach(&self, wake: Arc<OwnedFd>, now_ms: u64) {
         self.ready.attach(wake);
-        self.now_us.set(now_us);
+        self.now_ms.set(now_ms);
     }
 
     /// The epoll set of the runtime's sockets: readable when one of them is ready, so the
@@ -121,31 +121,31 @@ impl Runtime {
         io::event(self, key, bits);
     }
 
-    /// Whether a turn has anything to do now (a task woken, a timer due by `now_us`).
+    /// Whether a turn has anything to do now (a task woken, a timer due by `now_ms`).
     #[inline]
-    pub(crate) fn busy(&self, now_us: u64) -> bool {
-        task::pending(&self.ready) || self.timers.borrow().due(now_us)
+    pub(crate) fn busy(&self, now_ms: u64) -> bool {
+        task::pending(&self.ready) || self.timers.borrow().due(now_ms)
     }
 
-    /// Until when the loop may wait for the runtime's sake (µs of its clock): `now_us` with
-    /// a task ready, else the next timer's time; `None`: no limit.
+    /// How long the loop may wait for the runtime's sake: 0 with a task ready, else until
+    /// the next timer; `None`: no limit.
     #[inline]
-    pub(crate) fn until_us(&self, now_us: u64) -> Option<u64> {
+    pub(crate) fn timeout_ms(&self, now_ms: u64) -> Option<u64> {
         if task::pending(&self.ready) {
-            return Some(now_us);
+            return Some(0);
         }
-        self.timers.borrow().next_us()
+        self.timers.borrow().timeout_ms(now_ms)
     }
 
-    /// One turn at `now_us`: sockets' readiness (when `io`, the loop saw [`Runtime::io_fd`]
+    /// One turn at `now_ms`: sockets' readiness (when `io`, the loop saw [`Runtime::io_fd`]
     /// readable), timers due, then every task woken, until none is (bounded, so a task that
     /// keeps waking itself cannot starve the connections).
-    pub(crate) fn turn(&self, now_us: u64, io: bool) {
-        self.now_us.set(now_us);
+    pub(crate) fn turn(&self, now_ms: u64, io: bool) {
+        self.now_ms.set(now_ms);
         if io {
             io::poll(self, 0);
         }
-        timer::expire(self, now_us);
+        timer::expire(self, now_ms);
         let mut keys = std::mem::take(&mut *self.keys.borrow_mut());
         for _ in 0..ROUNDS {
             task::take(&self.ready, &mut keys);
@@ -171,14 +171,11 @@ impl Runtime {
     }
 
     /// Runs `pending`, the answer of a request on connection `conn`, as a task; it is given
-    /// a 503 at `deadline_ms` (the loop's clock in ms) if it has not answered (0: never).
-    /// Returns the task's key.
+    /// a 503 at `deadline_ms` if it has not answered (0: never). Returns the task's key.
     pub(crate) fn spawn_request(&self, pending: Pending, conn: u64, deadline_ms: u64) -> u64 {
         let key = task::insert(self, task::Kind::Request { pending, conn });
         if deadline_ms > 0 {
-            self.timers
-                .borrow_mut()
-                .deadline(key, deadline_ms.saturating_mul(1000));
+            self.timers.borrow_mut().deadline(key, deadline_ms);
         }
         key
     }
@@ -198,9 +195,9 @@ impl Runtime {
         self.done.borrow_mut().clear();
     }
 
-    /// The driver's clock (µs), as of its last turn.
-    pub(crate) fn now_us(&self) -> u64 {
-        self.now_us.get()
+    /// The driver's clock, as of its last turn.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.now_ms.get()
     }
 }
 
@@ -217,18 +214,13 @@ pub fn block_on<T: 'static>(fut: impl Future<Output = T> + 'static) -> T {
         *slot.borrow_mut() = Some(fut.await);
     });
     let epoch = std::time::Instant::now();
-    let clock = || 1_000 + u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let clock = || 1 + u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
     loop {
         rt.turn(clock(), true);
         if let Some(v) = out.borrow_mut().take() {
             return v;
         }
-        let now = clock();
-        // Whole milliseconds for `epoll_wait`, rounded up: a wait that ends early only turns
-        // once more.
-        let timeout = rt
-            .until_us(now)
-            .map_or(100, |at| at.saturating_sub(now).div_ceil(1000).min(100));
+        let timeout = rt.timeout_ms(clock()).map_or(100, |t| t.min(100));
         io::poll(&rt, timeout);
     }
 }
