@@ -5,7 +5,7 @@
 //! On a virtual machine the timer's programming, the halt of an idle vCPU and the switch back
 //! are exits to the hypervisor, and the guest charges part of them to the thread that slept; a
 //! figure here is that cost on this host, the floor under the CPU per request of any program
-//! that sleeps once per request.
+//! that sleeps on a timer once per request.
 //!
 //! Usage: `cargo run --release -p twelve-sys --example sleep_cost -- RATE SECONDS` (pin it with
 //! taskset). Prints one JSON object.
