@@ -1,5 +1,5 @@
 //! What one sleep and wake-up costs the thread that sleeps: sleeps to absolute deadlines at a
-//! rate, as a paced client or a server at a fixed load does, and prints the thread's CPU time
+//! rate, as a paced client does once per request, and prints the thread's CPU time
 //! per sleep beside the lateness of its wake-ups.
 //!
 //! On a virtual machine the timer's programming, the halt of an idle vCPU and the switch back
