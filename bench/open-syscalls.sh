@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/open-syscalls.sh - where the open model's client CPU goes, per request: two builds of
 # twelve bench (BASE_BIN and BIN) beside oha and wrk2, each alone on CPU 1 with one thread, into
-# one twelve serve on CPU 0, GET /json, -c64, at each of RATES; rounds interleaved (round r
-# starts with client r of the list, in reverse order on even rounds), medians quoted. Each
+# one twelve serve on CPU 0, GET /json, -c64, at each of RATES; rounds interleaved
+# (bench/order.sh: the list one way, then back, rotated by one every two rounds), medians
+# quoted. Each
 # client runs under `perf stat`: its CPU (task-clock of every thread), context switches and the
 # syscalls it makes per response it counted; beside it the server's CPU per request (its
 # threads' schedstat) and, for twelve, the schedule lag (the JSON's latency.queue_wait p50 and
@@ -10,7 +11,7 @@
 # client's run (see the run's README).
 #
 # Usage: bench/open-syscalls.sh [OUTDIR]        (default bench/runs/<date>-open-syscalls)
-# Env:   ROUNDS=4 (even: see order) DURATION=3 (seconds per run) RATES="10000" PORT=8192
+# Env:   ROUNDS=4 (even: every pair in both orders) DURATION=3 (seconds per run) RATES="10000" PORT=8192
 #        BIN (default: target/bench-bin/twelve, built here)  BASE_BIN (default: BIN)
 #        CLIENTS="base twelve oha wrk2"  WRK2=/tmp/pacing-peers/wrk2/wrk
 #        OHA=/tmp/pacing-peers/cargo-root/bin/oha   (peers: see bench/pacing.sh's header)
@@ -55,15 +56,11 @@ for s in io_uring_enter clock_nanosleep epoll_wait epoll_pwait2 epoll_ctl sendto
 } > "$OUT/README.md"
 TSV=$OUT/runs.tsv
 echo -e "rate\tclient\tround\tresponses\tclient_cpu_ms\tclient_cs\tserver_cpu_ms\tlag_p50_us\tlag_p99_us\tsyscalls" > "$TSV"
-order() { # rotate the client list by the round number; reversed on even rounds, so that base
-  # and twelve each run right before the other as often as after it (bench/pacing.sh's order)
-  local r=$1; shift; local a=("$@") n=$# o=()
-  for ((k = 0; k < n; k++)); do o+=("${a[$(((k + r - 1) % n))]}"); done
-  if ((r % 2 == 0)); then for ((k = n - 1; k >= 0; k--)); do echo "${o[$k]}"; done; else printf '%s\n' "${o[@]}"; fi
-}
+# Round R's order: rotated, reversed on even rounds (bench/order.sh).
+. "$ROOT/bench/order.sh"
 for rate in $RATES; do
   for R in $(seq "$ROUNDS"); do
-    for c in $(order "$R" "${CLIENTS[@]}"); do
+    for c in $(round_order "$R" "${CLIENTS[@]}"); do
       f=$OUT/raw/r$rate-$c-$R
       case $c in
         base|twelve)

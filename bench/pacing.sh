@@ -2,8 +2,8 @@
 # bench/pacing.sh - issue 33's proof: does twelve bench's pacing (naps only when the client is
 # the limit; the open model's --slack) measure what independent clients measure, and what does
 # it cost? Every client is pinned to CPU 1 with one thread, every server to CPU 0 with one
-# worker; rounds interleaved (round r starts with client r of the list, in reverse order on even
-# rounds), medians quoted.
+# worker; rounds interleaved (bench/order.sh: the list one way, then back, rotated by one every
+# two rounds), medians quoted.
 #
 #   capped:  nginx capped at 50% of CPU 0 (cpu-quota.sh), GET /json at -c64 and -c256:
 #            the req/s each client measured (twelve should be within 2% of wrk and gcannon,
@@ -26,7 +26,7 @@
 #            run), the floor under twelve's schedule lag.
 #
 # Usage: bench/pacing.sh [OUTDIR]        (default bench/runs/<date>-pacing)
-# Env:   ROUNDS=4 (even: see order) DURATION=5 (seconds per run; DURATION_S too)
+# Env:   ROUNDS=4 (even: every pair in both orders) DURATION=5 (seconds per run; DURATION_S too)
 #        RATES="1000 10000 40000" SECTIONS="capped bound open" CAPPED_CONNS="64 256"
 #        PORT=8190 SERVER_STAT=1 (0: no perf)
 #        CAPPED_CLIENTS="wrk gcannon twelve twelve_epoll" (twelve_epoll: `--io epoll`)
@@ -211,15 +211,9 @@ one() { # SECTION CONNS RATE CLIENT ROUND URL PORT
   done
   echo -e "$1\t$2\t$3\t$4\t$5\t$(count "$4" "$f")\t$(reported "$4" "$f")\t$w\t$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')\t$(awk -v a="$s0" -v b="$s1" 'BEGIN{print (b - a) / 1e9}')\t$vcs\t$ics\t$(perf_count "$f.perf" context-switches)\t$(perf_count "$f.perf" sched:sched_wakeup)\t$waits\t$((t1 - t0))" >> "$TSV"
 }
-# Round R's order: the list rotated by R, and reversed on even rounds, so that each client
-# runs first in some round and, over an even number of rounds, each of two clients runs right
-# before the other as often as after it (a rotation alone keeps every neighbour's order: an A/B
-# of two builds would then always measure B just after A).
-order() {
-  local k n=$#; local a=("$@") o=()
-  for ((k = 0; k < n; k++)); do o+=("${a[$(( (k + R) % n ))]}"); done
-  if ((R % 2 == 0)); then for ((k = n - 1; k >= 0; k--)); do echo "${o[$k]}"; done; else printf '%s\n' "${o[@]}"; fi
-}
+# Round R's order (bench/order.sh).
+. "$ROOT/bench/order.sh"
+order() { round_order "$R" "$@"; }
 on() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 if on capped; then

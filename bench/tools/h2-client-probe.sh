@@ -4,7 +4,8 @@
 # DURATION seconds, and `perf stat` on the client over 2 s of its measured part: task-clock,
 # context switches, syscalls by kind, io_uring completions and submissions, segments sent
 # (net:net_dev_xmit) and libc mallocs, each per request (the client's req/s times the 2 s).
-# Rounds alternate the clients (A B C, C B A, ...). probe.tsv has one row per run and event.
+# Rounds alternate the clients' order (bench/order.sh: A B, B A, ...). probe.tsv has one row per
+# run and event.
 #
 # Usage: bench/tools/h2-client-probe.sh OUTDIR
 # Env:   ROUNDS=2 DURATION=4 WARMUP=1 CONNS=64 CELLS="h2c:1 h2:10" (protocol:streams)
@@ -15,6 +16,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/bench/h2o-conf.sh"
+. "$ROOT/bench/order.sh"
 OUT=${1:?usage: bench/tools/h2-client-probe.sh OUTDIR}
 ROUNDS=${ROUNDS:-2}; DURATION=${DURATION:-4}; WARMUP=${WARMUP:-1}; CONNS=${CONNS:-64}
 CELLS=${CELLS:-h2c:1 h2:10}; CLIENTS=${CLIENTS:-h2load twelve}
@@ -80,11 +82,7 @@ read -ra ORDER <<< "$CLIENTS"
 for cell in $CELLS; do
   proto=${cell%%:*}; m=${cell##*:}
   for ((r = 1; r <= ROUNDS; r++)); do
-    clients=("${ORDER[@]}")
-    if ((r % 2 == 0)); then
-      clients=(); for ((k = ${#ORDER[@]} - 1; k >= 0; k--)); do clients+=("${ORDER[k]}"); done
-    fi
-    for client in "${clients[@]}"; do
+    for client in $(round_order "$r" "${ORDER[@]}"); do
       f="$OUT/raw/$proto-m$m-$client-$r.out"
       rps=$(probe "$client" "$proto" "$m" "$f")
       # perf -x, rows: value,unit,event,... ; task-clock is in ms, shown as us per request.
