@@ -111,7 +111,7 @@ for r in $(seq "$ROUNDS"); do
       u=$(url "$s" "$t"); f="$OUT/raw/$t-$s-$r"
       taskset -c 1 wrk -t1 -c"$c" -d"${WARMUP_S}s" "$u" > "$f.warm" 2>&1 || true
       t0=$(ticks "${PORT[$s]}")
-      taskset -c 1 wrk -t1 -c"$c" -d"${DURATION_S}s" "$u" > "$f" 2>&1
+      taskset -c 1 wrk -t1 -c"$c" -d"${DURATION_S}s" --latency "$u" > "$f" 2>&1
       t1=$(ticks "${PORT[$s]}")
       n=$(awk '/requests in/{print $1}' "$f"); bad=$(awk '/Non-2xx/{print $NF}' "$f"); bad=${bad:-0}
       cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$HZ" 'BEGIN{print (b - a) / hz}')

@@ -9,7 +9,7 @@ use std::time::Duration;
 use twelve_engine::apps::techempower;
 use twelve_engine::restart::{self, Ended, Notice};
 use twelve_engine::{
-    Backend, Config, FileCacheConfig, Limits, ServerHandle, StartError, Steer, Timeouts,
+    Backend, Coalesce, Config, FileCacheConfig, Limits, ServerHandle, StartError, Steer, Timeouts,
 };
 
 /// Flags of `twelve serve`.
@@ -131,11 +131,12 @@ pub struct Args {
     /// Largest request body in bytes (larger: 413).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::DEFAULT.body_bytes)]
     max_body: u64,
-    /// After a wait that found fewer than 16 connections ready, nap this long (e.g. 50us, at
-    /// most 10ms) before waiting again, so that requests arriving meanwhile are taken
-    /// together: fewer wake-ups per request at moderate load, for up to this much latency
-    /// each. off (the default): never nap. Naps are counted in /metrics.
-    #[arg(long, value_name = "DURATION", default_value = "off")]
+    /// After a wait that found fewer than 16 events, nap before waiting again, so that what
+    /// arrives meanwhile is taken together: fewer wake-ups per request, for up to the nap in
+    /// latency. auto (the default): 200us, only while the worker's database connections owe
+    /// 8 answers or more (plain HTTP never naps); a duration (e.g. 50us, at most 10ms): after
+    /// every small batch; off: never. Naps are counted in /metrics.
+    #[arg(long, value_name = "auto|off|DURATION", default_value = "auto")]
     coalesce: String,
     /// Most open connections per worker; more wait in the accept queue.
     #[arg(long, value_name = "N", default_value = "100000")]
@@ -431,21 +432,27 @@ fn io_summary(backends: &[Backend]) -> String {
     }
 }
 
-/// `--coalesce`: `off` (or 0), or a duration with its unit, at most 10 ms.
-fn coalesce(value: &str) -> anyhow::Result<Option<Duration>> {
-    if value == "off" || value == "0" {
-        return Ok(None);
+/// `--coalesce`: `auto`, `off` (or 0), or a duration with its unit, at most 10 ms.
+fn coalesce(value: &str) -> anyhow::Result<Coalesce> {
+    match value {
+        "auto" => return Ok(Coalesce::Auto),
+        "off" | "0" => return Ok(Coalesce::Off),
+        _ => {}
     }
     // A bare number would read as seconds (as for bench's -d), never meant for a nap.
     let nap = value
         .ends_with(|c: char| c.is_ascii_alphabetic())
         .then(|| twelve_load::parse_duration(value).ok())
         .flatten()
-        .with_context(|| format!("--coalesce {value}: expected off or a nap such as 50us"))?;
+        .with_context(|| format!("--coalesce {value}: expected auto, off or a nap such as 50us"))?;
     if nap > Duration::from_millis(10) {
         bail!("--coalesce {value}: at most 10ms");
     }
-    Ok((!nap.is_zero()).then_some(nap))
+    Ok(if nap.is_zero() {
+        Coalesce::Off
+    } else {
+        Coalesce::Always(nap)
+    })
 }
 
 fn secs(flag: &str, value: f64) -> anyhow::Result<Duration> {
@@ -493,7 +500,7 @@ mod tests {
         too_many_headers_named: ["--max-headers", "500"] => "--max-headers 500";
         relative_metrics_path_named: ["--metrics-path", "metrics"] => "--metrics-path metrics";
         missing_root_named: ["--root", "/nonexistent/twelve"] => "--root /nonexistent/twelve";
-        coalesce_without_unit_named: ["--coalesce", "50"] => "--coalesce 50: expected off or a nap";
+        coalesce_without_unit_named: ["--coalesce", "50"] => "--coalesce 50: expected auto, off or a nap";
         coalesce_too_long_named: ["--coalesce", "11ms"] => "--coalesce 11ms: at most 10ms";
         negative_file_cache_valid_named: ["--file-cache-valid=-1"] => "--file-cache-valid -1";
         bad_compress_level_named: ["--compress", "gzip=13"] => "--compress gzip=13: gzip level 13 is out of range";
@@ -523,13 +530,25 @@ mod tests {
             "2",
         ])
         .unwrap();
-        assert_eq!(c.coalesce, Some(Duration::from_micros(50)));
+        assert_eq!(c.coalesce, Coalesce::Always(Duration::from_micros(50)));
         assert_eq!(c.file_cache.bytes, 0);
         assert_eq!(c.file_cache.valid, Duration::from_secs(2));
         let d = parse(&[]).unwrap();
-        assert_eq!(d.coalesce, None);
+        assert_eq!(d.coalesce, Coalesce::Auto);
         assert_eq!(d.file_cache, twelve_engine::FileCacheConfig::default());
-        assert_eq!(parse(&["--coalesce", "off"]).unwrap().coalesce, None);
+        for (flag, want) in [
+            ("off", Coalesce::Off),
+            ("0", Coalesce::Off),
+            ("0us", Coalesce::Off),
+            ("auto", Coalesce::Auto),
+            ("10ms", Coalesce::Always(Duration::from_millis(10))),
+        ] {
+            assert_eq!(
+                parse(&["--coalesce", flag]).unwrap().coalesce,
+                want,
+                "{flag}"
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! Responses are compressed for clients that ask (`TWELVE_COMPRESS=off` turns it off,
 //! `TWELVE_COMPRESS=gzip=1,br=3,zstd=1,min=512` sets levels: the defaults).
 //! `TWELVE_IO=uring` (or `auto`) picks the io_uring backend, and `TWELVE_COALESCE_US=N` naps N
-//! µs after a small batch (`twelve serve --coalesce`). With `DATABASE_URL` (HttpArena's
+//! µs after every small batch (0: never; unset: `twelve serve --coalesce auto`). With `DATABASE_URL` (HttpArena's
 //! variable: `postgres://bench:bench@localhost:5432/benchmark`) the database profiles are on:
 //! `/async-db`, `/fortunes` and crud's `/crud/items` (`twelve_pg::apps`), over
 //! `DATABASE_CONNS` connections per worker (default 2); a database that cannot be reached at
@@ -28,7 +28,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 use twelve_engine::apps::httparena::{self, Dataset};
-use twelve_engine::{Backend, Compression, Config, FileCacheConfig, Files, Limits, Server};
+use twelve_engine::{
+    Backend, Coalesce, Compression, Config, FileCacheConfig, Files, Limits, Server,
+};
 
 /// The default `--max-body`: HttpArena's largest upload is 20 MiB.
 const MAX_BODY: u64 = 32 << 20;
@@ -58,11 +60,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(_) => Backend::default(),
     };
     let coalesce = match std::env::var("TWELVE_COALESCE_US") {
-        Ok(v) => Some(Duration::from_micros(
-            v.parse()
-                .map_err(|e| format!("TWELVE_COALESCE_US={v}: {e}"))?,
-        )),
-        Err(_) => None,
+        Ok(v) => match v
+            .parse()
+            .map_err(|e| format!("TWELVE_COALESCE_US={v}: {e}"))?
+        {
+            0 => Coalesce::Off,
+            us => Coalesce::Always(Duration::from_micros(us)),
+        },
+        Err(_) => Coalesce::Auto,
     };
     let compression = match std::env::var("TWELVE_COMPRESS") {
         Ok(v) if v == "off" => None,

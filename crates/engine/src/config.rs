@@ -33,6 +33,63 @@ impl std::fmt::Display for Steer {
     }
 }
 
+/// When a worker naps after a wait that found only a few events (fewer than 16), so that
+/// what arrives meanwhile is taken together in its next wait: interrupt moderation in user
+/// space. A nap trades up to its length in latency, per wait, for fewer wake-ups, which on a
+/// VM cost more CPU than the work of a small turn. A wait that finds many events never naps,
+/// nor does a worker that is draining.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Coalesce {
+    /// Always block until the next event.
+    Off,
+    /// Nap this long after every small batch. At a low or moderate rate it saves the
+    /// wake-up per request that dominates the CPU cost there, at the price of up to this much
+    /// latency per request (and a tenth more: the worker's timer slack).
+    Always(Duration),
+    /// Nap [`Coalesce::AUTO_NAP`] after a small batch only while the worker's async sockets
+    /// are owed at least [`Coalesce::AUTO_OWED`] answers ([`crate::rt::Stream::owe`]): a
+    /// database pipeline with a backlog, whose server answers each query in a packet of its
+    /// own. A worker that waits for nothing (plain HTTP) never naps.
+    #[default]
+    Auto,
+}
+
+impl Coalesce {
+    /// The nap of [`Coalesce::Auto`]: at PostgreSQL's pace on the reference VM (a query every
+    /// 10-15 µs), a nap collects a dozen answers or more.
+    pub const AUTO_NAP: Duration = Duration::from_micros(200);
+    /// Answers owed before [`Coalesce::Auto`] naps: with fewer, a nap would wait for one or
+    /// two answers that a plain wait takes as they come.
+    pub const AUTO_OWED: usize = 8;
+
+    /// The nap after a turn that found `ready` events while `owed` answers were owed, if any.
+    #[must_use]
+    pub fn nap(self, ready: usize, owed: usize) -> Option<Duration> {
+        if ready == 0 || ready >= SMALL_BATCH {
+            return None;
+        }
+        match self {
+            Coalesce::Off => None,
+            Coalesce::Always(nap) => (!nap.is_zero()).then_some(nap),
+            Coalesce::Auto => (owed >= Self::AUTO_OWED).then_some(Self::AUTO_NAP),
+        }
+    }
+
+    /// The longest nap this setting takes (for the worker's timer slack).
+    #[must_use]
+    pub fn longest(self) -> Option<Duration> {
+        match self {
+            Coalesce::Off => None,
+            Coalesce::Always(nap) => (!nap.is_zero()).then_some(nap),
+            Coalesce::Auto => Some(Self::AUTO_NAP),
+        }
+    }
+}
+
+/// Waits that found fewer events than this may be followed by a nap ([`Coalesce`]): the
+/// threshold twelve bench's `--coalesce` measured for the client side.
+const SMALL_BATCH: usize = 16;
+
 /// Which kernel interface a worker's event loop uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Backend {
@@ -187,14 +244,9 @@ pub struct Config {
     /// client may be sending a request at the moment an idle connection is closed
     /// (docs/restart.md, "Draining keep-alive connections").
     pub close_idle_on_drain: bool,
-    /// After a wait that found only a few connections ready (fewer than 16), a worker naps
-    /// this long before it waits again, so that requests arriving meanwhile are taken together
-    /// in the next wait: interrupt moderation in user space. At a low or moderate rate it
-    /// saves the wake-up per request that dominates the CPU cost there, at the price of up to
-    /// this much latency per request (and a tenth more: the worker's timer slack); a wait
-    /// that finds many connections never naps. `None` (the default): always block until the
-    /// next event.
-    pub coalesce: Option<Duration>,
+    /// When a worker naps after a small batch ([`Coalesce`]; by default only while its
+    /// database connections have a backlog).
+    pub coalesce: Coalesce,
     /// Unsent response bytes above which a connection stops reading and parsing
     /// (backpressure), until the peer reads.
     pub write_high_water: usize,
@@ -253,7 +305,7 @@ impl Default for Config {
             drain_timeout: Duration::from_secs(10),
             handler_timeout: Duration::from_secs(30),
             close_idle_on_drain: true,
-            coalesce: None,
+            coalesce: Coalesce::Auto,
             min_batch: crate::backend::epoll::MIN_BATCH,
             write_high_water: 256 * 1024,
             check_steering: false,
@@ -284,6 +336,32 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn naps_follow_the_setting_the_batch_and_the_answers_owed() {
+        let us = Duration::from_micros;
+        let auto = Some(Coalesce::AUTO_NAP);
+        // (setting, events found, answers owed) -> nap
+        for (c, ready, owed, want) in [
+            (Coalesce::Off, 1, 1000, None),
+            (Coalesce::Always(us(50)), 1, 0, Some(us(50))),
+            (Coalesce::Always(us(50)), 15, 0, Some(us(50))),
+            (Coalesce::Always(us(50)), 16, 0, None),
+            (Coalesce::Always(us(50)), 0, 0, None),
+            (Coalesce::Always(us(0)), 1, 0, None),
+            (Coalesce::Auto, 1, 0, None),
+            (Coalesce::Auto, 1, Coalesce::AUTO_OWED - 1, None),
+            (Coalesce::Auto, 1, Coalesce::AUTO_OWED, auto),
+            (Coalesce::Auto, 15, 5000, auto),
+            (Coalesce::Auto, 16, 5000, None),
+            (Coalesce::Auto, 0, 5000, None),
+        ] {
+            assert_eq!(c.nap(ready, owed), want, "{c:?} ready {ready} owed {owed}");
+        }
+        assert_eq!(Coalesce::default(), Coalesce::Auto);
+        assert_eq!(Coalesce::Off.longest(), None);
+        assert_eq!(Coalesce::Auto.longest(), auto);
+    }
 
     #[test]
     fn backend_names_round_trip_and_nothing_else_parses() {

@@ -61,7 +61,7 @@ mod wheel;
 pub use backend::tls::ktls_available;
 pub use body::{BodySink, StreamHandler};
 pub use compress::{Coding, Compression, compressible};
-pub use config::{Backend, Config, Steer, Timeouts, UnknownBackend};
+pub use config::{Backend, Coalesce, Config, Steer, Timeouts, UnknownBackend};
 pub use cpu_time::CpuTime;
 pub use files::FileCacheConfig;
 pub use files_route::Files;

@@ -330,7 +330,7 @@ impl Shared<'_> {
             drain_timeout_ms: u64::try_from(config.drain_timeout.as_millis()).unwrap_or(u64::MAX),
             check_steering: config.check_steering,
             close_idle_on_drain: config.close_idle_on_drain,
-            coalesce: config.coalesce.filter(|d| !d.is_zero()),
+            coalesce: config.coalesce,
             served: 0,
             min_batch: config.min_batch.max(2),
             tls: config.tls.clone(),
@@ -381,7 +381,7 @@ fn spawn_worker(
             }
             // A nap of `--coalesce` would otherwise run over by up to the default timer
             // slack, 50 µs (prctl(2), PR_SET_TIMERSLACK): as long as the naps themselves.
-            if let Some(nap) = setup.coalesce {
+            if let Some(nap) = setup.coalesce.longest() {
                 let slack = u64::try_from(nap.as_nanos() / 10)
                     .unwrap_or(u64::MAX)
                     .max(1_000);

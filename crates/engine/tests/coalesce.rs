@@ -1,5 +1,6 @@
 //! `Config::coalesce` over loopback: a worker that naps after small batches still answers
-//! every request, in order, on every connection, and counts its naps; without it, it never
+//! every request, in order, on every connection, and counts its naps; by default (`Auto`,
+//! which naps only for database answers owed: crates/pg/tests) a plain HTTP worker never
 //! naps. Both count the turns that served connections (`batches`).
 
 mod common;
@@ -23,7 +24,7 @@ fn ask_many(srv: &TestServer, conns: usize, rounds: usize) {
 #[test]
 fn napping_worker_answers_every_request_and_counts_its_naps() {
     let mut config = test_config();
-    config.coalesce = Some(Duration::from_micros(200));
+    config.coalesce = twelve_engine::Coalesce::Always(Duration::from_micros(200));
     let srv = TestServer::start_with(config);
     ask_many(&srv, 3, 20);
     // Every round of three requests is a small batch: the worker napped after some of them.
@@ -33,7 +34,7 @@ fn napping_worker_answers_every_request_and_counts_its_naps() {
 }
 
 #[test]
-fn without_coalesce_a_worker_never_naps() {
+fn by_default_a_plain_http_worker_never_naps() {
     let srv = TestServer::start();
     ask_many(&srv, 3, 20);
     srv.wait_for("the requests", |m| m.requests == 60);

@@ -164,8 +164,9 @@ async fn serve(stream: &Stream, rbuf: BytesMut, shared: &Shared) -> Result<(), E
     let mut start = 0;
     poll_fn(|cx| {
         *shared.driver.borrow_mut() = Some(cx.waker().clone());
+        let mut progress = true;
         for _ in 0..ROUNDS {
-            let mut progress = false;
+            progress = false;
             {
                 let mut out = shared.out.borrow_mut();
                 while !out.is_empty() {
@@ -192,11 +193,17 @@ async fn serve(stream: &Stream, rbuf: BytesMut, shared: &Shared) -> Result<(), E
                 Poll::Pending => {}
             }
             if !progress {
-                return Poll::Pending;
+                break;
             }
         }
-        // Still busy: let the worker's other tasks and connections have their turn.
-        cx.waker().wake_by_ref();
+        if progress {
+            // Still busy: let the worker's other tasks and connections have their turn.
+            cx.waker().wake_by_ref();
+        }
+        // Every query in line is written or waits for room: each owes an answer, which
+        // lets the worker take a backlog's answers several per wake-up (twelve_engine's
+        // `Coalesce::Auto`).
+        stream.owe(shared.queue.borrow().len());
         Poll::Pending
     })
     .await

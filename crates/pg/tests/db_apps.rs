@@ -34,6 +34,10 @@ fn server(url: &str) -> ServerHandle {
 }
 
 fn server_on(url: &str, io: twelve_engine::Backend) -> ServerHandle {
+    server_with(url, |c| c.io = io)
+}
+
+fn server_with(url: &str, set: impl FnOnce(&mut Config)) -> ServerHandle {
     let mut db = Database::new(url).unwrap();
     let te = apps::techempower::prepare(&mut db);
     let arena = apps::httparena::prepare(&mut db);
@@ -42,11 +46,11 @@ fn server_on(url: &str, io: twelve_engine::Backend) -> ServerHandle {
     let router = apps::techempower::add_routes(Router::new(), &db, te);
     let router = apps::httparena::add_routes(router, &db, arena);
     let router = apps::crud::add_routes(router, &db, crud);
-    let config = Config {
-        io,
+    let mut config = Config {
         handler_timeout: Duration::from_secs(5),
         ..Config::loopback(1)
     };
+    set(&mut config);
     Server::new(config, router).start().unwrap()
 }
 
@@ -180,6 +184,56 @@ fn queries_on_the_io_uring_backend() {
         let r = c.get("/queries?queries=20");
         assert_eq!(r.status, 200);
         assert_eq!(r.json().as_array().map(Vec::len), Some(20));
+    }
+}
+
+/// `Coalesce::Auto` (the default) naps only while the worker's database connections owe a
+/// backlog of answers: eight pipelined `/queries?queries=20` make one (160 queries in flight),
+/// lone `/db` requests (one at a time) never do; `Off` never naps. Every answer is whole.
+#[test]
+fn auto_coalesce_naps_only_for_a_backlog_of_answers() {
+    use twelve_engine::{Backend, Coalesce};
+    let Some(pg) = postgres() else { return };
+    let uring = Backend::probe_uring().map_err(|e| e.to_string());
+    for (io, coalesce, naps) in [
+        (Backend::Epoll, Coalesce::Auto, true),
+        (Backend::Epoll, Coalesce::Off, false),
+        (Backend::Uring, Coalesce::Auto, true),
+    ] {
+        if let (Backend::Uring, Err(e)) = (io, &uring) {
+            skip_or_fail(format!("io_uring unavailable here ({e})"));
+            continue;
+        }
+        let s = server_with(&pg.url("postgres"), |c| {
+            c.io = io;
+            c.coalesce = coalesce;
+        });
+        let mut c = Client::new(s.local_addrs()[0]);
+        for _ in 0..20 {
+            assert_world(&c.get("/db").json());
+        }
+        assert_eq!(
+            s.metrics().naps,
+            0,
+            "{io:?} {coalesce:?}: lone /db requests"
+        );
+        let eight = "GET /queries?queries=20 HTTP/1.1\r\nHost: a\r\n\r\n".repeat(8);
+        c.s.write_all(eight.as_bytes()).unwrap();
+        for _ in 0..8 {
+            let r = c.read().expect("a response");
+            assert_eq!(r.status, 200);
+            let worlds = r.json();
+            let worlds = worlds.as_array().expect("an array");
+            assert_eq!(worlds.len(), 20);
+            worlds.iter().for_each(|w| {
+                assert_world(w);
+            });
+        }
+        assert_eq!(
+            s.metrics().naps > 0,
+            naps,
+            "{io:?} {coalesce:?}: pipelined /queries"
+        );
     }
 }
 

@@ -211,6 +211,7 @@ impl Worker {
                 Err(e) => return self.setup.wait_failed("epoll_wait", &e),
             }
             now = self.clock.woke();
+            let mut io_events = 0;
             for (bits, token) in events.iter() {
                 let flags = EventFlags::from_bits_retain(bits);
                 if token == WAKE {
@@ -220,6 +221,7 @@ impl Worker {
                 } else if token > LISTENER_BASE - self.setup.listeners.len() as u64 {
                     self.accept((LISTENER_BASE - token) as usize, now);
                 } else if let Some(key) = crate::rt::io_key(token) {
+                    io_events += 1;
                     if let Some(l) = &self.later {
                         l.rt.io_event(key, bits);
                     }
@@ -232,7 +234,7 @@ impl Worker {
                     self.ready.push((token, readable));
                 }
             }
-            let ready = self.ready.len();
+            let ready = self.ready.len() + io_events;
             self.drive_ready(now);
             if let Some(mut l) = self.later.take() {
                 later::run(self, &mut l, now, false);
@@ -244,7 +246,8 @@ impl Worker {
             }
             // Every response of this wait was sent by `drive_ready`: a nap delays only what
             // arrives meanwhile.
-            self.setup.end_turn(ready, self.gate.draining());
+            let owed = self.later.as_ref().map_or(0, |l| l.rt.owed());
+            self.setup.end_turn(ready, owed, self.gate.draining());
         }
     }
 

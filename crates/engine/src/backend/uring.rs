@@ -225,14 +225,15 @@ impl Worker {
                 self.on_completion(c, now);
             }
             self.completions = completions;
+            let io = std::mem::take(&mut self.rt_io);
             if let Some(mut l) = self.later.take() {
-                let io = std::mem::take(&mut self.rt_io);
                 later::run(self, &mut l, now, io);
                 self.later = Some(l);
             }
             let mut touched = std::mem::take(&mut self.touched);
-            let ready = touched.len();
-            self.lone = ready == 1;
+            // The runtime's sockets are one event here (their epoll set's).
+            let ready = touched.len() + usize::from(io);
+            self.lone = touched.len() == 1;
             for token in touched.drain(..) {
                 if let Some(live) = self.slab.get(token) {
                     live.touched = false;
@@ -247,13 +248,13 @@ impl Worker {
             }
             // The sends of this turn are only queued: submit them before a nap, which then
             // delays only what arrives meanwhile.
-            if self.setup.coalesce.is_some()
-                && ready > 0
+            let owed = self.later.as_ref().map_or(0, |l| l.rt.owed());
+            if self.setup.coalesce.nap(ready, owed).is_some()
                 && let Err(e) = self.ring.submit()
             {
                 return self.setup.wait_failed("io_uring_enter", &e);
             }
-            self.setup.end_turn(ready, self.gate.draining());
+            self.setup.end_turn(ready, owed, self.gate.draining());
         }
     }
 

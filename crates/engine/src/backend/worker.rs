@@ -14,10 +14,6 @@ use std::time::{Duration, Instant};
 const EMFILE_PAUSE_MS: u64 = 100;
 
 /// Everything one worker owns, handed to it by the server.
-/// Waits that found fewer ready connections than this may be followed by a nap
-/// (`Config::coalesce`): the threshold twelve bench's `--coalesce` measured for the client side.
-const SMALL_BATCH: usize = 16;
-
 pub(crate) struct WorkerSetup {
     pub(crate) cpu: usize,
     pub(crate) listeners: Vec<OwnedFd>,
@@ -29,7 +25,7 @@ pub(crate) struct WorkerSetup {
     pub(crate) check_steering: bool,
     pub(crate) close_idle_on_drain: bool,
     /// `Config::coalesce`.
-    pub(crate) coalesce: Option<std::time::Duration>,
+    pub(crate) coalesce: crate::config::Coalesce,
     /// `Config::min_batch` (at least 2: one connection is never a batch).
     pub(crate) min_batch: usize,
     /// Terminate TLS on the connections of the listeners marked in
@@ -98,18 +94,19 @@ impl WorkerSetup {
         self.ctx.metrics()
     }
 
-    /// Ends a loop turn that found `ready` connections: counts it as a batch if it answered
-    /// a request (a turn that only reaped send completions or closes is not one), then naps
-    /// if `Config::coalesce` asks for it and the batch was small (see there); `true` if it
+    /// Ends a loop turn that found `ready` events (connections, and the runtime's sockets)
+    /// while `owed` answers were owed to the runtime's sockets: counts it as a batch if it
+    /// answered a request (a turn that only reaped send completions or closes is not one),
+    /// then naps if `Config::coalesce` asks for it (see [`crate::Coalesce`]); `true` if it
     /// napped. Never naps while draining, so a stop is not slowed down.
-    pub(crate) fn end_turn(&mut self, ready: usize, draining: bool) -> bool {
+    pub(crate) fn end_turn(&mut self, ready: usize, owed: usize, draining: bool) -> bool {
         let served = self.metrics().requests.get();
         if served != self.served {
             self.served = served;
             self.metrics().batches.inc();
         }
-        match self.coalesce {
-            Some(nap) if ready > 0 && ready < SMALL_BATCH && !draining => {
+        match self.coalesce.nap(ready, owed) {
+            Some(nap) if !draining => {
                 std::thread::sleep(nap);
                 self.metrics().naps.inc();
                 true

@@ -24,6 +24,8 @@ struct Reg {
     writable: bool,
     reader: Option<Waker>,
     writer: Option<Waker>,
+    /// Answers its peer owes ([`Stream::owe`]).
+    owed: usize,
 }
 
 /// The registered sockets, by key (see [`token`]), and the event buffer of a [`poll`].
@@ -31,6 +33,15 @@ struct Reg {
 pub(crate) struct Reactor {
     regs: Slab<Reg>,
     events: Option<twelve_sys::epoll::Events>,
+    /// The sum of the sockets' `owed`.
+    owed: usize,
+}
+
+impl Reactor {
+    /// Answers owed to all the sockets (see [`Stream::owe`]).
+    pub(crate) fn owed(&self) -> usize {
+        self.owed
+    }
 }
 
 /// Bit 63 marks a runtime socket's token: a socket's key (a slab token, bit 63 clear) with
@@ -240,6 +251,23 @@ impl Stream {
         }
     }
 
+    /// Tells the worker that this stream's peer owes it `answers` answers now (a protocol
+    /// client: the queries written and not yet answered). While a worker's streams are owed
+    /// enough of them, a worker with [`Coalesce::Auto`](crate::Coalesce::Auto) naps after a
+    /// wait that found little, so that answers coming one packet each are taken several per
+    /// wake-up. Replaces the stream's last count; a dropped stream owes nothing.
+    pub fn owe(&self, answers: usize) {
+        let rt = current();
+        let Ok(mut io) = rt.io.try_borrow_mut() else {
+            return;
+        };
+        let Some(reg) = io.regs.get(self.key) else {
+            return;
+        };
+        let was = std::mem::replace(&mut reg.owed, answers);
+        io.owed = io.owed - was + answers;
+    }
+
     /// Reads into the spare capacity of `buf`, at least 4 KiB of it; `Ok(0)` at EOF.
     pub async fn read(&self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
         if buf.capacity() - buf.len() < 4096 {
@@ -263,8 +291,9 @@ impl Drop for Stream {
         // Closing the fd takes it out of the epoll set; the key goes now.
         if let Some(rt) = super::existing()
             && let Ok(mut io) = rt.io.try_borrow_mut()
+            && let Some(reg) = io.regs.remove(self.key)
         {
-            io.regs.remove(self.key);
+            io.owed -= reg.owed;
         }
     }
 }
@@ -277,4 +306,33 @@ fn socket(family: AddressFamily) -> std::io::Result<OwnedFd> {
         flags,
         None,
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_owed_add_up_across_streams_and_leave_with_them() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let owed = super::super::block_on(async move {
+            let owed = || current().owed();
+            let a = Stream::connect_tcp(addr).await.unwrap();
+            let b = Stream::connect_tcp(addr).await.unwrap();
+            let mut seen = vec![owed()];
+            a.owe(5);
+            b.owe(3);
+            seen.push(owed());
+            a.owe(1);
+            seen.push(owed());
+            drop(b);
+            seen.push(owed());
+            drop(a);
+            seen.push(owed());
+            seen
+        });
+        assert_eq!(owed, [0, 8, 4, 1, 0]);
+        drop(listener);
+    }
 }

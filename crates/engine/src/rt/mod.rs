@@ -121,6 +121,12 @@ impl Runtime {
         io::event(self, key, bits);
     }
 
+    /// Answers owed to the runtime's sockets ([`Stream::owe`]).
+    #[inline]
+    pub(crate) fn owed(&self) -> usize {
+        self.io.try_borrow().map_or(0, |io| io.owed())
+    }
+
     /// Whether a turn has anything to do now (a task woken, a timer due by `now_ms`).
     #[inline]
     pub(crate) fn busy(&self, now_ms: u64) -> bool {
