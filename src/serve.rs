@@ -134,7 +134,7 @@ pub struct Args {
     /// After a wait that found fewer than 16 events, nap before waiting again, so that what
     /// arrives meanwhile is taken together: fewer wake-ups per request, for up to the nap in
     /// latency. auto (the default): 200us, only while the worker's database connections owe
-    /// 8 answers or more (plain HTTP never naps); a duration (e.g. 50us, at most 10ms): after
+    /// 32 answers or more (plain HTTP never naps); a duration (e.g. 50us, at most 10ms): after
     /// every small batch; off: never. Naps are counted in /metrics.
     #[arg(long, value_name = "auto|off|DURATION", default_value = "auto")]
     coalesce: String,

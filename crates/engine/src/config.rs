@@ -58,9 +58,11 @@ impl Coalesce {
     /// The nap of [`Coalesce::Auto`]: at PostgreSQL's pace on the reference VM (a query every
     /// 10-15 µs), a nap collects a dozen answers or more.
     pub const AUTO_NAP: Duration = Duration::from_micros(200);
-    /// Answers owed before [`Coalesce::Auto`] naps: with fewer, a nap would wait for one or
-    /// two answers that a plain wait takes as they come.
-    pub const AUTO_OWED: usize = 8;
+    /// Answers owed before [`Coalesce::Auto`] naps: more than a database sends during one nap,
+    /// so that a nap never outlasts the backlog. With fewer (16 connections each waiting on
+    /// one query), the worker would sit out the rest of the nap, and a closed-loop client's
+    /// every request would wait for it.
+    pub const AUTO_OWED: usize = 32;
 
     /// The nap after a turn that found `ready` events while `owed` answers were owed, if any.
     #[must_use]
