@@ -67,17 +67,16 @@ impl Coalesce {
     /// The nap after a turn that found `ready` events while `owed` answers were owed, if any.
     #[must_use]
     pub fn nap(self, ready: usize, owed: usize) -> Option<Duration> {
-        if ready == 0 || ready >= SMALL_BATCH {
-            return None;
-        }
-        match self {
-            Coalesce::Off => None,
-            Coalesce::Always(nap) => (!nap.is_zero()).then_some(nap),
-            Coalesce::Auto => (owed >= Self::AUTO_OWED).then_some(Self::AUTO_NAP),
+        let small = ready > 0 && ready < SMALL_BATCH;
+        let backlog = self != Coalesce::Auto || owed >= Self::AUTO_OWED;
+        if small && backlog {
+            self.longest()
+        } else {
+            None
         }
     }
 
-    /// The longest nap this setting takes (for the worker's timer slack).
+    /// The nap this setting takes, when it naps (and the worker's timer slack is a tenth of).
     #[must_use]
     pub fn longest(self) -> Option<Duration> {
         match self {
